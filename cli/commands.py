@@ -1,0 +1,2 @@
+"""Importing this module registers every command on the app (one module per area)."""
+from laya_cases_cli import store  # noqa: F401

@@ -1,0 +1,121 @@
+"""Store commands: validate, ingest, runs, report, sql, gc."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from laya_cases import UsageError
+from laya_cases import dataset as D
+from laya_cases import report as R
+from laya_cases_cli.app import WAREHOUSE, app, fail, print_result, warehouse_of, write_text
+
+
+@app.command()
+def validate(dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Lines, spec S1).")) -> None:
+    """Check a labelled dataset; prints `<rows> examples, <q> question id(s): <ids>` (S1.6)."""
+    try:
+        rows = D.load(str(dataset))
+    except UsageError as exc:
+        fail(str(exc))
+    typer.echo(D.summary_line(rows))
+
+
+@app.command()
+def ingest(
+    answers: Path = typer.Argument(..., help="Labelled rows plus `answers` {qid: answer} and optional `latency_ms`."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run id [default: <UTC time>-<random>]."),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", help="The labelled dataset the answers were produced "
+                                           "from: its bytes become dataset_sha256 and every row must match."),
+    warehouse: Optional[Path] = WAREHOUSE,
+) -> None:
+    """Commit recorded answers as a run, exactly as an inference run would; prints the run id."""
+    from laya_cases.ingest import ingest as do_ingest
+    from laya_cases.progress import RowProgress
+
+    wh = warehouse_of(warehouse)
+    try:
+        with RowProgress("ingest") as bar:
+            rid = do_ingest(wh, str(answers), run_id=run_id, dataset_path=str(dataset) if dataset else None,
+                            progress=bar.update)
+    except UsageError as exc:
+        fail(str(exc))
+    typer.echo(rid)
+
+
+@app.command()
+def runs(warehouse: Optional[Path] = WAREHOUSE,
+         fmt: str = typer.Option("table", "--format", help="table, csv or json.")) -> None:
+    """List committed runs with their identity."""
+    wh = warehouse_of(warehouse)
+    con = wh.connect()
+    result = con.execute("SELECT run_id, kind, runner, model_id, n_rows, n_cases, n_errors, dataset, "
+                         "left(coalesce(dataset_sha256, ''), 12) AS dataset_sha256, "
+                         "left(questions_sha256, 12) AS questions_sha256, created_at FROM runs ORDER BY created_at, run_id")
+    print_result(result, fmt)
+
+
+@app.command()
+def report(
+    run_id: str = typer.Argument(..., help="A run id (see `laya-cases runs`)."),
+    slice_: Optional[List[str]] = typer.Option(None, "--slice", help="Print this slice dimension too: "
+                                               "language, model, qid or tag (repeatable)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report JSON here."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown tables here."),
+    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X",
+                                                       help="Add score_within_X (repeatable; X finite, >= 0)."),
+    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
+                                                   help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
+    warehouse: Optional[Path] = WAREHOUSE,
+) -> None:
+    """Print a run's metrics (as the reference `run` prints them) and write JSON / Markdown."""
+    try:
+        for dim in slice_ or []:
+            if dim not in R.DIMENSIONS:
+                raise UsageError("--slice must be one of %s, got %r" % (", ".join(R.DIMENSIONS), dim))
+        options = R.Options(score_within=[R.check_tolerance(t) for t in score_within or []],
+                            coverages=[R.check_coverage(c) for c in coverage or []],
+                            include_cases=json_out is not None)
+        wh = warehouse_of(warehouse)
+        wh.require_run(run_id)
+        doc = R.build(wh.connect([run_id]), run_id, options)
+    except UsageError as exc:
+        fail(str(exc))
+    for name in options.score_within:
+        key = R.score_within_key(name)
+        if key not in doc["overall"]:
+            n_score = sum(1 for c in doc["cases"] if (c.get("answer") or {}).get("type") == "score")
+            typer.echo("laya-cases: %s has no value: %d of %d answered case(s) are score answers, and the metric "
+                       "needs one whose label is a number. A threshold naming it reports it missing."
+                       % (key, n_score, doc["extensions"]["run"]["n_cases"]), err=True)
+    for line in R.text_lines(doc, slice_ or []):
+        typer.echo(line)
+    write_text(json_out, R.dumps(doc), "report")
+    write_text(markdown_out, R.markdown(doc), "markdown report")
+
+
+@app.command("sql")
+def sql_command(
+    query: str = typer.Argument(..., help="SQL over the views `cases`, `decisions`, `errors` and `runs`."),
+    fmt: str = typer.Option("table", "--format", help="table, csv or json."),
+    warehouse: Optional[Path] = WAREHOUSE,
+) -> None:
+    """Run any SQL against the whole store, e.g. `laya-cases sql "SELECT qid, avg(correct::INT) FROM cases GROUP BY 1"`."""
+    import duckdb
+
+    wh = warehouse_of(warehouse)
+    con = wh.connect()
+    try:
+        result = con.execute(query)
+    except duckdb.Error as exc:
+        fail("query failed: %s" % str(exc).splitlines()[0])
+    print_result(result, fmt)
+
+
+@app.command()
+def gc(warehouse: Optional[Path] = WAREHOUSE) -> None:
+    """Remove staging areas of dead writers and case partitions no committed run owns."""
+    wh = warehouse_of(warehouse)
+    removed = wh.gc()
+    typer.echo("removed %d staging area(s), %d orphan partition(s)" % (removed["staging"], removed["orphans"]))

@@ -1,0 +1,241 @@
+"""The report: every number comes from a query in sql/; this module binds, collects and renders.
+
+Shape (S4.4, S9.1): the reference's `config`, `overall`, `slices`, `cases`, plus `extensions`
+holding what laya-cases adds (counts beside every ratio, coverage cuts, reliability tables, the
+risk-coverage curve, the run's identity) without touching a reference key (S0.2).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+import duckdb
+
+from . import UsageError
+from . import sql as Q
+from .answers import score_within_key
+
+DIMENSIONS = ("language", "model", "qid", "tag")
+EVALUATOR_METRICS = ("choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence")
+PAIRED_METRICS = ("ece", "brier", "aurc")
+PUBLISHED_COVERAGES = (0.5, 0.8)
+TIMING_METRICS = ("latency_p50_ms", "latency_p95_ms", "cost_per_decision_p50_ms", "cost_per_decision_p95_ms")
+
+
+def is_paired(metric: str) -> bool:
+    return metric in PAIRED_METRICS or metric.startswith("selective_accuracy@")
+
+
+def check_tolerance(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise UsageError("score_within tolerance must be finite and >= 0, got %r" % (value,))
+    return float(value)
+
+
+def check_coverage(value: float) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not (0.0 < value <= 1.0):
+        raise UsageError("coverage must be a number in (0, 1], got %r" % (value,))
+    return float(value)
+
+
+@dataclass
+class Options:
+    score_within: Sequence[float] = ()
+    coverages: Sequence[float] = ()          # extra coverage points, extensions only (S9.3)
+    include_cases: bool = True
+
+
+@dataclass
+class Metrics:
+    """Everything computed for one run: values, their counts, and the group list."""
+
+    values: Dict[tuple, Dict[str, float]] = field(default_factory=dict)       # (dim, key) -> metric -> value
+    counts: Dict[tuple, Dict[str, Dict[str, Any]]] = field(default_factory=dict)
+    groups: List[tuple] = field(default_factory=list)
+    reliability: Dict[tuple, List[Dict[str, Any]]] = field(default_factory=dict)
+    curve: List[Dict[str, Any]] = field(default_factory=list)
+    timing: Dict[str, float] = field(default_factory=dict)
+    timing_n: Dict[str, int] = field(default_factory=dict)
+    expected: List[str] = field(default_factory=list)                          # every metric name asked for
+
+
+def _collect(metrics: Metrics, result_rows: Iterable[Dict[str, Any]], name: Optional[str] = None) -> None:
+    for row in result_rows:
+        group = (row.pop("dim"), row.pop("key"))
+        metric = name or row.pop("metric")
+        row.pop("metric", None)
+        value = row.pop("value")
+        metrics.values.setdefault(group, {})[metric] = value
+        metrics.counts.setdefault(group, {})[metric] = row
+
+
+def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Metrics:
+    """Run the whole metric library over one run (one scan of its partition, then small tables)."""
+    m = Metrics()
+    Q.materialize(con, "pipeline/cells.sql", "cells", {"run_id": run_id})
+    Q.materialize(con, "pipeline/slice_cells.sql", "slice_cells")
+    Q.materialize(con, "pipeline/levels.sql", "levels")
+    Q.materialize(con, "metrics/reliability.sql", "reliability")
+    m.groups = [(r["dim"], r["key"]) for r in Q.rows(Q.query(con, "pipeline/groups.sql"))]
+    for name in ("choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence", "ece", "brier", "aurc"):
+        _collect(m, Q.rows(Q.query(con, "metrics/%s.sql" % name)))
+        m.expected.append(name)
+    for tol in options.score_within:
+        key = score_within_key(tol)
+        _collect(m, Q.rows(Q.query(con, "metrics/score_within.sql", {"tolerance": tol})), key)
+        m.expected.append(key)
+    for cov in PUBLISHED_COVERAGES:
+        key = "selective_accuracy@%d" % round(cov * 100)
+        _collect(m, Q.rows(Q.query(con, "metrics/selective_accuracy.sql", {"coverage": cov})), key)
+        m.expected.append(key)
+    for cov in options.coverages:
+        _collect(m, Q.rows(Q.query(con, "metrics/selective_accuracy.sql", {"coverage": cov})),
+                 "coverage:%r" % cov)
+    for row in Q.rows(con.execute("SELECT * FROM reliability ORDER BY dim, key, bin")):
+        group = (row.pop("dim"), row.pop("key"))
+        for k in ("n_paired", "n_unbinned_out_of_range", "n_unbinned_nan"):
+            row.pop(k)
+        m.reliability.setdefault(group, []).append(row)
+    m.curve = Q.rows(con.execute(
+        "SELECT level, conf AS confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy "
+        "FROM levels WHERE dim = 'overall' ORDER BY level"))
+    for row in Q.rows(Q.query(con, "metrics/timing.sql", {"run_id": run_id})):
+        m.timing[row["metric"]] = row["value"]
+        m.timing_n[row["metric"]] = row["n"]
+    return m
+
+
+def _published(metrics: Metrics, group: tuple) -> Dict[str, float]:
+    """The reference-shaped metric map of a group: paired metrics that are NaN are dropped (S3.3)."""
+    out = {}
+    for name, value in metrics.values.get(group, {}).items():
+        if name.startswith("coverage:") or value is None:
+            continue
+        if is_paired(name) and isinstance(value, float) and math.isnan(value):
+            continue
+        out[name] = value
+    return out
+
+
+def _counts(metrics: Metrics, group: tuple, published: Dict[str, float]) -> Dict[str, Any]:
+    counts = metrics.counts.get(group, {})
+    out: Dict[str, Any] = {}
+    for name in metrics.expected:
+        if name in published:
+            out[name] = _json_ready(counts.get(name, {}))
+        elif name in counts:
+            out[name] = {"n": 0, "reason": "nan_dropped", "n_paired": counts[name].get("n_paired", counts[name].get("N"))}
+        else:
+            out[name] = {"n": 0, "reason": "no_applicable_case"}
+    coverage = {name[len("coverage:"):]: _json_ready(dict(c, selective_accuracy=metrics.values[group][name]))
+                for name, c in counts.items() if name.startswith("coverage:")}
+    if coverage:
+        out["coverage"] = coverage
+    if group in metrics.reliability:
+        out["reliability"] = [_json_ready(r) for r in metrics.reliability[group]]
+    return out
+
+
+def _json_ready(value: Any) -> Any:
+    """Counts come back from DuckDB as int/float; a NaN cut confidence is written as null (S9.3)."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[float]) -> List[Dict[str, Any]]:
+    """The reference `cases` list: row order, then `expected` order (S4.4)."""
+    out = []
+    result = con.execute(
+        "SELECT qid, language, model, tags, expected_json, answer_json, confidence, correct, "
+        "choice_accuracy, noul_accuracy, score_mae FROM cases WHERE run_id = $run_id "
+        "ORDER BY row_index, qid_pos", {"run_id": run_id})
+    while True:
+        chunk = result.fetchmany(10000)
+        if not chunk:
+            break
+        for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae) in chunk:
+            scores = {"choice_accuracy": ca, "noul_accuracy": na, "score_mae": mae, "mean_confidence": conf}
+            for tol in score_within:
+                scores[score_within_key(tol)] = None if mae is None else (1.0 if mae <= tol else 0.0)
+            out.append({"qid": qid, "language": None if language is None else json.loads(language),
+                        "model": None if model is None else json.loads(model), "tags": list(tags or []),
+                        "expected": json.loads(expected), "answer": json.loads(answer),
+                        "confidence": conf, "correct": correct, "scores": scores})
+    return out
+
+
+def build(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Dict[str, Any]:
+    """The full report document for one committed run."""
+    run = Q.rows(con.execute("SELECT * FROM runs WHERE run_id = $run_id", {"run_id": run_id}))[0]
+    metrics = compute(con, run_id, options)
+    config = json.loads(run["config_json"])
+    if options.score_within:
+        config["score_within"] = [float(t) for t in options.score_within]
+    overall = _published(metrics, ("overall", ""))
+    overall.update(metrics.timing)
+    slices: Dict[str, Dict[str, Dict[str, float]]] = {}
+    ext_slices: Dict[str, Dict[str, Any]] = {}
+    for dim, key in metrics.groups:
+        if dim == "overall":
+            continue
+        published = _published(metrics, (dim, key))
+        slices.setdefault(dim, {})[key] = published
+        ext_slices.setdefault(dim, {})[key] = _counts(metrics, (dim, key), published)
+    ext_overall = _counts(metrics, ("overall", ""), _published(metrics, ("overall", "")))
+    ext_overall["risk_coverage"] = [_json_ready(p) for p in metrics.curve]
+    for name, n in metrics.timing_n.items():
+        ext_overall[name] = {"n": n}
+    doc = {
+        "config": config,
+        "overall": overall,
+        "slices": {dim: slices[dim] for dim in DIMENSIONS if dim in slices},
+        "cases": cases(con, run_id, options.score_within) if options.include_cases else [],
+        "extensions": {
+            "run": {"run_id": run_id, "kind": run["kind"], "n_rows": run["n_rows"], "n_cases": run["n_cases"],
+                    "n_errors": run["n_errors"], "labelled_rows_sha256": run["labelled_rows_sha256"],
+                    "schema_version": run["schema_version"], **json.loads(run["settings_json"] or "{}")},
+            "overall": ext_overall,
+            "slices": ext_slices,
+        },
+    }
+    return doc
+
+
+# ---------------------------------------------------------------------------- rendering (S4.5)
+def dumps(doc: Dict[str, Any]) -> str:
+    return json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def text_lines(doc: Dict[str, Any], slice_dims: Sequence[str] = ()) -> List[str]:
+    lines = ["%-18s %.4f" % (name, doc["overall"][name]) for name in sorted(doc["overall"])]
+    for dim in slice_dims:
+        for key, values in sorted(doc["slices"].get(dim, {}).items()):
+            lines.append("  %s=%s  %s" % (dim, key, " ".join("%s=%.4f" % (k, v) for k, v in sorted(values.items()))))
+    return lines
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def markdown(doc: Dict[str, Any]) -> str:
+    lines = ["| metric | value |", "|---|---|"]
+    for name in sorted(doc["overall"]):
+        lines.append("| %s | %.4f |" % (name, doc["overall"][name]))
+    for dim in sorted(doc["slices"]):
+        groups = doc["slices"][dim]
+        lines += ["", "### by %s" % dim, ""]
+        names = sorted({m for g in groups.values() for m in g})
+        lines.append("| %s | %s |" % (dim, " | ".join(names)))
+        lines.append("|---|%s" % ("---|" * len(names)))
+        for key in sorted(groups):
+            cells = ["%.4f" % groups[key][m] if m in groups[key] else "" for m in names]
+            lines.append("| %s | %s |" % (_cell(key), " | ".join(cells)))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,95 @@
+"""The decision schema: one Arrow row per (run, dataset row, question id).
+
+Every column a report needs is here, so no metric ever needs the model again. Columns are
+described once, in COLUMNS below; docs/schema.md is checked against this list by a test.
+The run id is the Hive partition key (`cases/run_id=<id>/`), not a column in the files.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "laya-cases-decision/1"
+
+_S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+
+#: (name, type, description). Order is the file's column order.
+COLUMNS = [
+    # where the case comes from
+    ("case_id", _S, "Stable across runs of the same dataset: digest of (state, qid, question body), "
+                    "plus `#n` for the n-th repeat; runs join on it."),
+    ("row_index", _I, "0-based position of the row among the dataset's kept rows."),
+    ("line_no", _I, "1-based physical line of the row in the dataset file (S1.1)."),
+    ("qid", _S, "Question id (a key of the row's `expected`); null on a row-level error record."),
+    ("qid_pos", _I, "Position of the qid in the row's `expected` (reference case order)."),
+    ("question_type", _S, "The question body's declared `type` (choice/score/noul or as written)."),
+    ("instructions", _S, "Instructions as the model reads them (non-string: its JSON text, S2.2)."),
+    ("options", pa.list_(_S), "Option keys in canonical order: choice labels, score levels `0`.., "
+                              "noul `false`,`true`."),
+    ("option_texts", pa.list_(_S), "Rendered option texts the model reads (S2.3)."),
+    # the label
+    ("expected_json", _S, "The gold label as JSON text, in its original JSON type."),
+    ("expected_kind", _S, "string / bool / number / null / other."),
+    # the answer
+    ("answer_type", _S, "The answer's own `type`; correctness dispatches on it (S2.9)."),
+    ("answer_json", _S, "The raw answer object as JSON text, unmodified."),
+    ("predicted", _S, "Predicted value as text: choice label, `true`/`false` (noul >= 0.5), or score."),
+    ("probabilities", pa.list_(_F), "Per-option probability aligned with `options` (null where absent)."),
+    ("noul_p", _F, "P(true) of a noul answer."),
+    ("score_value", _F, "Expected level of a score answer."),
+    ("answer_confidence", _F, "The answer's `answer_confidence` field when numeric (S2.5)."),
+    ("confidence_field", _F, "The answer's `confidence` field when numeric (entropy-based on choice/score)."),
+    ("confidence", _F, "The confidence the metrics read (S2.7); null when none."),
+    ("confidence_source", _S, "Which link supplied it: answer_confidence, confidence, noul, probabilities."),
+    ("gate_confidence", _F, "The confidence the abstention gate reads (S2.8); null when none."),
+    ("correct", _B, "Correctness (S2.9); null when unscored."),
+    ("choice_accuracy", _F, "Evaluator value (S3.4): 1.0/0.0, or null when not applicable."),
+    ("noul_accuracy", _F, "Evaluator value (S3.5)."),
+    ("score_mae", _F, "Evaluator value (S3.6): |score - label|; score_within_X reads it too."),
+    ("abstention", _S, "passed / abstained / unevaluated when a --min-confidence was set (S6.11)."),
+    ("abstention_threshold", _F, "The threshold that decided `abstention`."),
+    # slices
+    ("language", _S, "The row's `language` as JSON text (raw)."),
+    ("language_key", _S, "Slice key: Python str() of the language; null when none (S4.1)."),
+    ("model", _S, "The effective model (S4.3) as JSON text (raw value)."),
+    ("model_key", _S, "Effective model (S4.3) as slice key; null when none."),
+    ("tags", pa.list_(_S), "Tag slice keys (Python str() of each element)."),
+    # the call
+    ("call_id", _I, "Which runner call produced the answer (rows of one chunk share it)."),
+    ("call_ms", _F, "Wall time of that call in ms (null for recorded answers without a latency)."),
+    ("chunk_size", _I, "Rows in that call."),
+    ("call_returned", _B, "Whether the call returned (false on an error record)."),
+    ("error", _S, "Error text for a failed row or a missing answer; such records are not cases."),
+    # room for later capabilities (null until used)
+    ("parent_case_id", _S, "Metamorphic variant: the case it was derived from."),
+    ("variant", _S, "Metamorphic variant kind (baseline, option_order, label_rename)."),
+    ("shortlist_status", _S, "Shortlist retrieval status (correct, retrieval_miss, decision_miss)."),
+    ("raw_text", _S, "Raw generated text of a generative runner."),
+    ("parsed", _B, "Whether the raw text parsed to a verdict (false: unparsed, never guessed)."),
+    ("relevance_score", _F, "Normalised relevance/yes score of a scoring model."),
+    ("temperature", _F, "Temperature applied to this decision's logits."),
+    ("temperature_bucket", _S, "Temperature bucket `<type>:<size>` (S2.6)."),
+]
+
+DECISION_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in COLUMNS],
+                            metadata={b"schema": SCHEMA_VERSION.encode()})
+
+#: The runs table: one row per committed run.
+RUN_COLUMNS = [
+    ("run_id", _S, "The run id (also the partition key of its cases)."),
+    ("schema_version", _S, "Decision schema version the run was written with."),
+    ("created_at", _S, "UTC commit time (ISO 8601). Never part of a report."),
+    ("kind", _S, "How the decisions were made: `ingest` (recorded answers) or `run` (a runner)."),
+    ("dataset", _S, "Dataset path as typed (a name, not an identity)."),
+    ("dataset_sha256", _S, "SHA-256 of the dataset file's bytes (S5.1); null without a dataset file."),
+    ("labelled_rows_sha256", _S, "Digest of the labelled rows without answers (docs/identity.md)."),
+    ("questions_sha256", _S, "Question schema digest (S5.2)."),
+    ("model_id", _S, "Model/runner id as given."),
+    ("model_revision", _S, "Revision actually loaded, when known."),
+    ("runner", _S, "Runner kind."),
+    ("n_rows", _I, "Dataset rows."),
+    ("n_cases", _I, "Cases written."),
+    ("n_errors", _I, "Error records written."),
+    ("config_json", _S, "The report's reference-shaped `config` block (JSON)."),
+    ("settings_json", _S, "Run settings and library versions (JSON)."),
+]
+RUN_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in RUN_COLUMNS])

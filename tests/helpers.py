@@ -1,0 +1,59 @@
+"""Shared test helpers: spec fixture records -> answers rows, the reference as an oracle, the CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("LAYA_CASES_SHARED", ROOT.parent / "shared"))
+SPEC_FIXTURES = SHARED / "spec" / "fixtures"
+
+_ANSWER_FIELDS = ("noul", "score", "answer_confidence", "confidence", "probabilities")
+
+
+def record_to_row(i: int, rec: Dict[str, Any]) -> Dict[str, Any]:
+    """A spec fixture record (qid, qtype, gold, pred, ...) as one answers-file row."""
+    qid, qtype = rec["qid"], rec["qtype"]
+    answer: Dict[str, Any] = {"type": qtype}
+    if "pred" in rec:
+        answer["choice" if qtype == "choice" else "score"] = rec["pred"]
+    for key in _ANSWER_FIELDS:
+        if key in rec:
+            answer[key] = rec[key]
+    body = {"type": qtype, "instructions": "q"}
+    if qtype == "choice":
+        body["criteria"] = ["a", "b"]
+    elif qtype == "score":
+        body["criteria"] = ["low", "mid", "high"]
+    row: Dict[str, Any] = {"state": "case %d" % i, "questions": {qid: body},
+                           "expected": {qid: rec["gold"]} if "gold" in rec else {},
+                           "answers": {qid: answer}}
+    for key in ("language", "model", "tags"):
+        if key in rec:
+            row[key] = rec[key]
+    return row
+
+
+def write_jsonl(path: Path, rows: List[Dict[str, Any]]) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def fixture_rows(name: str) -> List[Dict[str, Any]]:
+    records = json.loads((SPEC_FIXTURES / name).read_text())
+    return [record_to_row(i, r) for i, r in enumerate(records)]
+
+
+def cli(*args: str, env: Dict[str, str] | None = None, check: bool = False) -> subprocess.CompletedProcess:
+    """Run the installed console entry point as a user would."""
+    proc = subprocess.run([sys.executable, "-m", "laya_cases_cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=str(ROOT))
+    if check and proc.returncode != 0:
+        raise AssertionError("laya-cases %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))
+    return proc
