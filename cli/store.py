@@ -71,28 +71,44 @@ def report(
 ) -> None:
     """Print a run's metrics (as the reference `run` prints them) and write JSON / Markdown."""
     try:
-        for dim in slice_ or []:
-            if dim not in R.DIMENSIONS:
-                raise UsageError("--slice must be one of %s, got %r" % (", ".join(R.DIMENSIONS), dim))
-        options = R.Options(score_within=[R.check_tolerance(t) for t in score_within or []],
-                            coverages=[R.check_coverage(c) for c in coverage or []],
-                            include_cases=json_out is not None)
+        options = report_options(slice_, score_within, coverage, json_out)
         wh = warehouse_of(warehouse)
         wh.require_run(run_id)
+    except UsageError as exc:
+        fail(str(exc))
+    emit_report(wh, run_id, options, slice_ or [], json_out, markdown_out)
+
+
+def report_options(slice_: Optional[List[str]], score_within: Optional[List[float]],
+                   coverage: Optional[List[float]], json_out: Optional[Path]) -> R.Options:
+    """Check the report flags (shared by `report`, `ingest` and `run`); raises UsageError."""
+    for dim in slice_ or []:
+        if dim not in R.DIMENSIONS:
+            raise UsageError("--slice must be one of %s, got %r" % (", ".join(R.DIMENSIONS), dim))
+    return R.Options(score_within=[R.check_tolerance(t) for t in score_within or []],
+                     coverages=[R.check_coverage(c) for c in coverage or []],
+                     include_cases=True)
+
+
+def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out: Optional[Path],
+                markdown_out: Optional[Path]) -> dict:
+    """Build a committed run's report, print it as the reference prints (S4.5), write JSON/Markdown."""
+    try:
         doc = R.build(wh.connect([run_id]), run_id, options)
     except UsageError as exc:
         fail(str(exc))
-    for name in options.score_within:
-        key = R.score_within_key(name)
+    for tol in options.score_within:
+        key = R.score_within_key(tol)
         if key not in doc["overall"]:
             n_score = sum(1 for c in doc["cases"] if (c.get("answer") or {}).get("type") == "score")
             typer.echo("laya-cases: %s has no value: %d of %d answered case(s) are score answers, and the metric "
                        "needs one whose label is a number. A threshold naming it reports it missing."
-                       % (key, n_score, doc["extensions"]["run"]["n_cases"]), err=True)
-    for line in R.text_lines(doc, slice_ or []):
+                       % (key, n_score, len(doc["cases"])), err=True)
+    for line in R.text_lines(doc, slices):
         typer.echo(line)
     write_text(json_out, R.dumps(doc), "report")
     write_text(markdown_out, R.markdown(doc), "markdown report")
+    return doc
 
 
 @app.command("sql")
