@@ -21,6 +21,12 @@ def _choice_items(criteria: Any) -> List[tuple]:
     return []
 
 
+def choice_labels(body: Any) -> List[Any]:
+    """Choice labels in index order, as written (str, int, float or bool)."""
+    body = body if isinstance(body, dict) else {}
+    return [label for label, _ in _choice_items(body.get("criteria"))]
+
+
 def option_labels(body: Any) -> List[str]:
     """Option keys in index order, as text: choice labels, score levels "0".., noul false/true."""
     body = body if isinstance(body, dict) else {}

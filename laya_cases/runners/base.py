@@ -1,0 +1,98 @@
+"""The runner protocol: predict a batch of states on one question set -> answers in the reference shape.
+
+A runner answers `predict_batch(states, questions)` with one result per state:
+`{"answers": {qid: answer}}` where each answer has the reference shape (S2.4): choice ->
+`type, choice, probabilities {label: p}, confidence, answer_confidence`; score -> `type, score,
+probabilities {"0": p, ...}, legend, confidence, answer_confidence`; noul -> `type, noul,
+confidence, answer_confidence`. Extra per-decision facts (raw logits, temperature, raw generated text,
+parsed flag, relevance score) go under `result["facts"][qid]` and land in the decision row's columns.
+
+Capabilities are data (style practice 6): the `run` command checks them and refuses a request the
+runner cannot honour (exit 2, naming the field) before any call.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+from .. import questions as Q
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    probabilities: bool = True          # answers carry per-option probabilities
+    batching: bool = True               # predict_batch shares one forward pass across states
+    question_types: Sequence[str] = ("choice", "score", "noul")
+    devices: Sequence[str] = ("cpu",)
+    min_confidence: bool = True         # the abstention gate can be applied to its answers (S6.11)
+    per_row_model: bool = False         # can answer a row that names its own `model`
+
+
+@dataclass
+class RunnerInfo:
+    """What the run records about the model actually loaded (S5, S6.13)."""
+
+    runner: str
+    model_id: str
+    revision: Optional[str] = None
+    device: str = "cpu"
+    dtype: Optional[str] = None
+    max_length: Optional[int] = None
+    settings: Dict[str, Any] = field(default_factory=dict)   # decision rule, temperatures, prompt sha256...
+
+
+class Runner:
+    """Base class; subclasses implement `predict_batch` and set `capabilities` and `info`."""
+
+    capabilities = Capabilities()
+    info: RunnerInfo
+
+    def predict_batch(self, states: List[Any], questions: Dict[str, Any]) -> List[Dict[str, Any]]:
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------- shared answer math
+def softmax(logits: Sequence[float], temperature: float = 1.0) -> List[float]:
+    """softmax(z / max(0.001, T)) with max-subtraction (S7.4)."""
+    t = max(0.001, float(temperature))
+    z = [x / t for x in logits]
+    top = max(z)
+    e = [math.exp(x - top) for x in z]
+    s = sum(e)
+    return [x / s for x in e]
+
+
+def _entropy_confidence(p: Sequence[float]) -> float:
+    """S2.5 normalised-entropy confidence (what the reference puts in `confidence` for choice/score)."""
+    k = len(p)
+    if k < 2:
+        return 1.0
+    h = -sum(x * math.log(min(1.0, max(1e-12, x))) for x in p)
+    return min(1.0, max(0.0, 1.0 - h / math.log(k)))
+
+
+def answer_from_probs(body: Dict[str, Any], probs: Sequence[float], digits: int = 4) -> Dict[str, Any]:
+    """Build the reference-shaped answer for one question from per-option probabilities (S2.4).
+
+    Values are rounded to `digits` decimals as the reference's model answers are; the argmax is the
+    first maximum of the unrounded probabilities.
+    """
+    kind = body.get("type")
+    labels = Q.option_labels(body)
+    best = max(range(len(probs)), key=lambda i: probs[i])
+    ac = min(1.0, max(0.0, max(probs))) if probs else 1.0
+    r = (lambda x: round(float(x), digits))
+    if kind == "noul":
+        p_true = float(probs[1])
+        return {"type": "noul", "noul": r(p_true), "confidence": r(max(p_true, 1 - p_true)),
+                "answer_confidence": r(ac)}
+    if kind == "score":
+        return {"type": "score", "score": r(sum(i * p for i, p in enumerate(probs))),
+                "probabilities": {str(i): r(p) for i, p in enumerate(probs)},
+                "legend": list(body.get("criteria") or []),
+                "confidence": r(_entropy_confidence(probs)), "answer_confidence": r(ac)}
+    raw_labels = Q.choice_labels(body)
+    return {"type": "choice", "choice": raw_labels[best] if raw_labels else None,
+            "probabilities": {str(l): r(p) for l, p in zip(labels, probs)},
+            "confidence": r(_entropy_confidence(probs)), "answer_confidence": r(ac)}
