@@ -126,6 +126,8 @@ def sql_command(
         result = con.execute(query)
     except duckdb.Error as exc:
         fail("query failed: %s" % str(exc).splitlines()[0])
+    if result is None:                   # '' or only comments: DuckDB returns no result
+        fail("the query contains no SQL statement")
     print_result(result, fmt)
 
 

@@ -21,7 +21,9 @@ def _is_number(value: Any) -> bool:
 def _float(value: Any, field: str) -> float:
     try:
         return float(value)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
+        raise AnswerError("%s is too large for a binary64 number" % field) from None
+    except (TypeError, ValueError):
         raise AnswerError("%s must be a number, got %s" % (field, type(value).__name__)) from None
 
 
@@ -44,7 +46,7 @@ def gate_confidence(answer: Dict[str, Any]) -> Optional[float]:
     """S2.8: a finite answer_confidence, else a finite confidence, else none."""
     for key in ("answer_confidence", "confidence"):
         value = answer.get(key)
-        if _is_number(value) and math.isfinite(value):
+        if _is_number(value) and math.isfinite(_float(value, key)):    # a huge int: AnswerError
             return float(value)
     return None
 
@@ -91,7 +93,10 @@ def predicted(answer: Dict[str, Any]) -> Optional[str]:
     if kind == "noul":
         return "true" if _noul_true(answer) else "false"
     if kind == "score" and _is_number(answer.get("score")):
-        return repr(float(answer["score"]))
+        try:
+            return repr(float(answer["score"]))
+        except OverflowError:                     # an int beyond binary64: keep its digits
+            return str(answer["score"])
     return None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any, Dict, List, Optional
 
 import pyarrow as pa
@@ -22,7 +23,18 @@ def _json(value: Any) -> str:
 
 
 def _num(value: Any) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:                         # an int beyond binary64
+        return math.inf if value > 0 else -math.inf
+
+
+def _utf8(text: str) -> str:
+    """Raise UnicodeEncodeError now (a lone surrogate escape), not later in Arrow without a row."""
+    text.encode("utf-8")
+    return text
 
 
 class DecisionBuffer:
@@ -31,6 +43,7 @@ class DecisionBuffer:
     def __init__(self) -> None:
         self._cols: Dict[str, List[Any]] = {f.name: [] for f in DECISION_SCHEMA}
         self._seen: Dict[str, int] = {}
+        self._slice_sets: Dict[tuple, int] = {}
         self.n_cases = 0
         self.n_errors = 0
 
@@ -45,6 +58,8 @@ class DecisionBuffer:
         return digest if n == 1 else "%s#%d" % (digest, n)
 
     def _append(self, values: Dict[str, Any]) -> None:
+        combo = (values.get("language_key"), values.get("model_key"), values.get("qid"), tuple(values.get("tags") or ()))
+        values["slice_set"] = self._slice_sets.setdefault(combo, len(self._slice_sets))
         for name, column in self._cols.items():
             column.append(values.get(name))
 
@@ -81,7 +96,7 @@ class DecisionBuffer:
             "options": options, "option_texts": Q.option_texts(body),
             "expected_json": _json(label), "expected_kind": A.expected_kind(label),
             "answer_type": None if kind is None else str(kind),
-            "answer_json": _json(answer), "predicted": A.predicted(answer),
+            "answer_json": _utf8(_json(answer)), "predicted": A.predicted(answer),
             "probabilities": [by_label.get(o) for o in options] if by_label else None,
             "noul_p": _num(answer.get("noul")), "score_value": _num(answer.get("score")),
             "answer_confidence": _num(answer.get("answer_confidence")),

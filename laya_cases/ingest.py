@@ -11,6 +11,7 @@ import datetime as _dt
 import json
 import math
 import platform
+import sys
 from typing import Any, Callable, Dict, Optional
 
 from . import UsageError, __version__
@@ -35,7 +36,7 @@ def _mismatch(row: D.Row, ref: D.Row) -> Optional[str]:
 def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
            dataset_path: Optional[str] = None,
            progress: Optional[Callable[[int], None]] = None) -> str:
-    run_id = run_id or new_run_id()
+    run_id = new_run_id() if run_id is None else run_id      # '' is invalid, not 'pick one'
     reference_rows = iter(D.iter_rows(dataset_path)) if dataset_path else None
     dataset_sha = I.file_sha256(dataset_path) if dataset_path else None
     labelled = I.LabelledRowsDigest()
@@ -55,7 +56,11 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
                 if field:
                     raise UsageError("%s does not match dataset row %s:%d: field '%s' differs"
                                      % (where, dataset_path, ref.line_no, field))
-            labelled.add(row.raw)
+            try:
+                labelled.add(row.raw)
+            except UnicodeEncodeError:
+                raise UsageError("%s contains a lone surrogate escape (\\ud800-\\udfff): not valid Unicode text"
+                                 % where) from None
             schema_key = json.dumps(row.questions, sort_keys=False, default=str)
             if schema_key not in seen_schemas:            # questions_sha256 needs each distinct set once
                 seen_schemas.add(schema_key)
@@ -65,7 +70,7 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
                 raise UsageError("%s 'answers' must be an object keyed by question id" % where)
             latency = row.raw.get("latency_ms")
             if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float))
-                                        or not math.isfinite(latency) or latency < 0):
+                                        or not 0 <= latency <= sys.float_info.max):  # exact, no overflow
                 raise UsageError("%s 'latency_ms' must be a finite number >= 0, got %r" % (where, latency))
             call = {"call_id": row.index, "call_ms": None if latency is None else float(latency),
                     "chunk_size": 1, "returned": True}
@@ -81,6 +86,9 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
                     buffer.add_case(row, pos, qid, answer, model=model, call=call)
                 except AnswerError as exc:
                     raise UsageError("%s answers['%s'].%s" % (where, qid, exc)) from None
+                except UnicodeEncodeError:
+                    raise UsageError("%s answers['%s'] contains a lone surrogate escape (\\ud800-\\udfff): "
+                                     "not valid Unicode text" % (where, qid)) from None
             n_rows += 1
             if len(buffer) >= FLUSH_EVERY:
                 staged.write(buffer.take())

@@ -74,8 +74,10 @@ def _collect(metrics: Metrics, result_rows: Iterable[Dict[str, Any]], name: Opti
 def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Metrics:
     """Run the whole metric library over one run (one scan of its partition, then small tables)."""
     m = Metrics()
-    Q.materialize(con, "pipeline/cells.sql", "cells", {"run_id": run_id})
+    for name in ("cells", "error_cells", "slice_map"):
+        Q.materialize(con, "pipeline/%s.sql" % name, name, {"run_id": run_id})
     Q.materialize(con, "pipeline/slice_cells.sql", "slice_cells")
+    Q.materialize(con, "pipeline/slice_errors.sql", "slice_errors")
     Q.materialize(con, "pipeline/levels.sql", "levels")
     Q.materialize(con, "metrics/reliability.sql", "reliability")
     m.groups = [(r["dim"], r["key"]) for r in Q.rows(Q.query(con, "pipeline/groups.sql"))]

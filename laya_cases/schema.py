@@ -53,6 +53,8 @@ COLUMNS = [
     ("model", _S, "The effective model (S4.3) as JSON text (raw value)."),
     ("model_key", _S, "Effective model (S4.3) as slice key; null when none."),
     ("tags", pa.list_(_S), "Tag slice keys (Python str() of each element)."),
+    ("slice_set", _I, "Dense id, within the run, of the case's (language_key, model_key, qid, tags) "
+                      "combination: the report groups by this integer instead of four columns and a list."),
     # the call
     ("call_id", _I, "Which runner call produced the answer (rows of one chunk share it)."),
     ("call_ms", _F, "Wall time of that call in ms (null for recorded answers without a latency)."),

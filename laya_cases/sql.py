@@ -76,16 +76,13 @@ def rows(result) -> List[Dict[str, Any]]:
 _SCALES = (Fraction(2) ** 40, Fraction(1, 2 ** 12), Fraction(1, 2 ** 64), Fraction(1, 2 ** 116))
 
 
-def exact_total(s0, s1, s2, s3, rest, n_nan, n_pinf, n_ninf) -> Optional[float]:
-    """Round the limb sums of sql/macros/exact_sum.sql once, as math.fsum would (S3.3, S9.8)."""
-    if s0 is None and rest is None and not (n_nan or n_pinf or n_ninf):
+def exact_total(s0, s1, s2, s3, rest) -> Optional[float]:
+    """Round the finite limb sums of sql/macros/exact_sum.sql once, as math.fsum would (S3.3, S9.8).
+
+    NaN and infinities never reach here: the macro decides those in SQL.
+    """
+    if s0 is None and rest is None:
         return None
-    if n_nan or (n_pinf and n_ninf):
-        return math.nan
-    if n_pinf:
-        return math.inf
-    if n_ninf:
-        return -math.inf
     total = sum((Fraction(int(s or 0)) * scale for s, scale in zip((s0, s1, s2, s3), _SCALES)), Fraction(0))
     if rest:
         total += Fraction(rest)
@@ -100,7 +97,7 @@ def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
     from duckdb.sqltypes import DOUBLE, HUGEINT
 
     con.create_function("lc_exact_total", exact_total,
-                        [HUGEINT, HUGEINT, HUGEINT, HUGEINT, DOUBLE, HUGEINT, HUGEINT, HUGEINT], DOUBLE,
+                        [HUGEINT, HUGEINT, HUGEINT, HUGEINT, DOUBLE], DOUBLE,
                         null_handling="special", side_effects=False)
     for name in listing("macros"):
         con.execute(text(name))

@@ -57,3 +57,20 @@ def cli(*args: str, env: Dict[str, str] | None = None, check: bool = False) -> s
     if check and proc.returncode != 0:
         raise AssertionError("laya-cases %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))
     return proc
+
+
+def snapshot_tree(root: Path) -> Dict[str, Any]:
+    """Every path under root -> ("dir",) or (size, sha256): equal snapshots mean an untouched store."""
+    import hashlib
+
+    out: Dict[str, Any] = {}
+    if not root.exists():
+        return out
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_dir():
+            out[rel] = ("dir",)
+        else:
+            data = path.read_bytes()
+            out[rel] = (len(data), hashlib.sha256(data).hexdigest())
+    return out

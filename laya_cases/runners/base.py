@@ -27,6 +27,7 @@ class Capabilities:
     devices: Sequence[str] = ("cpu",)
     min_confidence: bool = True         # the abstention gate can be applied to its answers (S6.11)
     per_row_model: bool = False         # can answer a row that names its own `model`
+    sort_by_length: bool = False        # predict_batch(..., sort_by_length=True) regroups work by length
 
 
 @dataclass
@@ -43,12 +44,27 @@ class RunnerInfo:
 
 
 class Runner:
-    """Base class; subclasses implement `predict_batch` and set `capabilities` and `info`."""
+    """Base class; subclasses implement `predict_batch` and set `name`, `capabilities` and `info`.
 
+    Construction (registry.load): `cls(model=..., device=..., revision=..., batch_size=...)`, where
+    only the options the user gave are passed and `model` only when `--model` was not the runner's
+    registered name. Refuse what cannot be honoured by raising UsageError (or ValueError); the run
+    exits 2 before any row. Keep heavy imports (torch, transformers) inside `__init__`: the
+    registry imports every runner class to ask `accepts`.
+    """
+
+    name: str = ""
     capabilities = Capabilities()
     info: RunnerInfo
 
+    @classmethod
+    def accepts(cls, model: str) -> bool:
+        """Whether `--model <model>` that is not a registered name is one this runner loads."""
+        return False
+
     def predict_batch(self, states: List[Any], questions: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """One result per state, in order. The run adds `sort_by_length=True` only when
+        `capabilities.sort_by_length`, and `model=<row model>` only when `capabilities.per_row_model`."""
         raise NotImplementedError
 
 

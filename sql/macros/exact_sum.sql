@@ -17,13 +17,19 @@ CREATE OR REPLACE MACRO lc_shift52(t) AS t * CAST('4503599627370496.0' AS DOUBLE
 CREATE OR REPLACE MACRO lc_rest(x) AS CASE
     WHEN lc_fits(x) THEN x - lc_t3(x) * CAST('1.2037062152420224e-35' AS DOUBLE)
     WHEN isfinite(x) THEN x END;
-CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS lc_exact_total(
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t0(x) AS HUGEINT) * w END),
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS HUGEINT) * w END),
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS HUGEINT) * w END),
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS HUGEINT) * w END),
-    fsum(lc_rest(x) * w),
-    sum(CASE WHEN isnan(x) THEN w ELSE 0 END),
-    sum(CASE WHEN x = CAST('inf' AS DOUBLE) THEN w ELSE 0 END),
-    sum(CASE WHEN x = CAST('-inf' AS DOUBLE) THEN w ELSE 0 END));
+CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS CASE
+    -- NaN, or +inf with -inf, is NaN; a lone infinity wins (as fsum); handled here because a
+    -- Python UDF cannot return NaN to DuckDB (it arrives as NULL)
+    WHEN sum(CASE WHEN isnan(x) THEN w ELSE 0 END) > 0
+      OR (sum(CASE WHEN x = CAST('inf' AS DOUBLE) THEN w ELSE 0 END) > 0
+          AND sum(CASE WHEN x = CAST('-inf' AS DOUBLE) THEN w ELSE 0 END) > 0) THEN CAST('nan' AS DOUBLE)
+    WHEN sum(CASE WHEN x = CAST('inf' AS DOUBLE) THEN w ELSE 0 END) > 0 THEN CAST('inf' AS DOUBLE)
+    WHEN sum(CASE WHEN x = CAST('-inf' AS DOUBLE) THEN w ELSE 0 END) > 0 THEN CAST('-inf' AS DOUBLE)
+    ELSE lc_exact_total(
+        sum(CASE WHEN lc_fits(x) THEN CAST(lc_t0(x) AS HUGEINT) * w END),
+        sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS HUGEINT) * w END),
+        sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS HUGEINT) * w END),
+        sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS HUGEINT) * w END),
+        fsum(lc_rest(x) * w))
+    END;
 CREATE OR REPLACE MACRO lc_exact_sum(x) AS lc_exact_sum_w(x, 1);

@@ -1,13 +1,12 @@
 -- metric: score_within_<tolerance> -- share of score answers within the tolerance of their label
 -- spec: S3.7 (opt-in per tolerance; bound inclusive; a NaN error is a miss), S9.2
 -- grain: one row per (dim, key) group with at least one score case
--- input: slice_cells
+-- input: slice_errors
 -- params: tolerance (finite, >= 0; the caller names the key in %g form)
 -- output: dim, key, value, n, hits
 SELECT dim, key,
        CAST(sum(CASE WHEN err <= $tolerance THEN n ELSE 0 END) AS DOUBLE) / CAST(sum(n) AS DOUBLE) AS value,
        sum(n) AS n,
        sum(CASE WHEN err <= $tolerance THEN n ELSE 0 END) AS hits
-FROM slice_cells
-WHERE err IS NOT NULL
+FROM slice_errors
 GROUP BY dim, key
