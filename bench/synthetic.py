@@ -59,8 +59,8 @@ def to_batch(d: dict, start: int, stop: int) -> pa.RecordBatch:
         "model_key": pa.array(MODELS[d["model"][start:stop]]),
         "tags": pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat, pa.string())),
         # the dense combination id a writer assigns (decisions.DecisionBuffer does it for real runs)
-        "slice_set": pa.array(((d["lang"][start:stop] * len(MODELS) + d["model"][start:stop]) * len(QIDS) + q)
-                              * len(TAG_SETS) + tag_idx),
+        "slice_set": pa.array((((d["lang"][start:stop] * len(MODELS) + d["model"][start:stop]) * len(QIDS) + q)
+                               * len(TAG_SETS) + tag_idx) * 3 + np.where(is_score, 2, d["correct"][start:stop])),
         "call_id": pa.array(np.arange(start, stop)), "call_ms": pa.array(np.round(5 + np.arange(n) % 7 * 0.5, 3)),
         "chunk_size": pa.array(np.ones(n, dtype=np.int64)), "call_returned": pa.array(np.ones(n, dtype=bool)),
     }

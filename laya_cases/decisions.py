@@ -58,7 +58,8 @@ class DecisionBuffer:
         return digest if n == 1 else "%s#%d" % (digest, n)
 
     def _append(self, values: Dict[str, Any]) -> None:
-        combo = (values.get("language_key"), values.get("model_key"), values.get("qid"), tuple(values.get("tags") or ()))
+        combo = (values.get("language_key"), values.get("model_key"), values.get("qid"),
+                 tuple(values.get("tags") or ()), values.get("answer_type"), values.get("correct"))
         values["slice_set"] = self._slice_sets.setdefault(combo, len(self._slice_sets))
         for name, column in self._cols.items():
             column.append(values.get(name))

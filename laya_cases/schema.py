@@ -53,8 +53,9 @@ COLUMNS = [
     ("model", _S, "The effective model (S4.3) as JSON text (raw value)."),
     ("model_key", _S, "Effective model (S4.3) as slice key; null when none."),
     ("tags", pa.list_(_S), "Tag slice keys (Python str() of each element)."),
-    ("slice_set", _I, "Dense id, within the run, of the case's (language_key, model_key, qid, tags) "
-                      "combination: the report groups by this integer instead of four columns and a list."),
+    ("slice_set", _I, "Dense id, within the run, of the case's (language_key, model_key, qid, tags, "
+                      "answer_type, correct) combination: the report groups by (slice_set, confidence) "
+                      "instead of six columns and a list."),
     # the call
     ("call_id", _I, "Which runner call produced the answer (rows of one chunk share it)."),
     ("call_ms", _F, "Wall time of that call in ms (null for recorded answers without a latency)."),
@@ -95,3 +96,7 @@ RUN_COLUMNS = [
     ("settings_json", _S, "Run settings and library versions (JSON)."),
 ]
 RUN_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in RUN_COLUMNS])
+
+#: slice_sets.parquet beside each run.parquet: what each `slice_set` id of the run stands for.
+SLICE_SET_COLUMNS = ["slice_set", "language_key", "model_key", "qid", "tags", "answer_type", "correct"]
+SLICE_SET_SCHEMA = pa.schema([DECISION_SCHEMA.field(name) for name in SLICE_SET_COLUMNS])

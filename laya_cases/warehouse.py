@@ -4,6 +4,7 @@ Layout (run first, so a report reads one partition and a comparison reads two):
 
     <root>/cases/run_id=<id>/part-00000.parquet   decision rows (schema.DECISION_SCHEMA)
     <root>/runs/run_id=<id>/run.parquet           one row: the run's identity and settings
+    <root>/runs/run_id=<id>/slice_sets.parquet    what each slice_set id of the run's cases stands for
     <root>/_staging/<id>.<pid>.<nonce>/           a run being written; never read
 
 A run is written entirely under `_staging`, then committed under a short file lock by two
@@ -24,11 +25,12 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import UsageError
-from .schema import DECISION_SCHEMA, RUN_SCHEMA
+from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 
 ENV_VAR = "LAYA_CASES_WAREHOUSE"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -101,9 +103,15 @@ class Warehouse:
             con.execute("CREATE VIEW decisions AS SELECT * FROM _empty_decisions")
         if run_files:
             con.execute("CREATE VIEW runs AS SELECT * FROM read_parquet(%s)" % _sql_list(run_files))
+            set_files = [str(Path(f).parent / "slice_sets.parquet") for f in run_files]
+            con.execute("CREATE VIEW slice_sets AS SELECT * FROM read_parquet(%s, hive_partitioning = true, "
+                        "hive_types = {'run_id': VARCHAR})" % _sql_list(set_files))
         else:
             con.register("_empty_runs", RUN_SCHEMA.empty_table())
             con.execute("CREATE VIEW runs AS SELECT * FROM _empty_runs")
+            empty = SLICE_SET_SCHEMA.empty_table().append_column("run_id", pa.array([], pa.string()))
+            con.register("_empty_slice_sets", empty)
+            con.execute("CREATE VIEW slice_sets AS SELECT * FROM _empty_slice_sets")
         con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
         con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
         return con
@@ -161,6 +169,8 @@ class StagedRun:
         self.cases_path = path / "cases" / ("run_id=" + run_id)
         self.cases_path.mkdir(parents=True)
         self._writer: Optional[pq.ParquetWriter] = None
+        self._sets: List[pa.Table] = []          # first row of every slice set seen, for slice_sets.parquet
+        self._seen_sets: set = set()
         self.rows_written = 0
         self.committed = False
 
@@ -172,6 +182,17 @@ class StagedRun:
                                             compression="zstd")
         self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows_written += batch.num_rows
+        self._note_slice_sets(batch)
+
+    def _note_slice_sets(self, batch: pa.RecordBatch) -> None:
+        """Keep one row of attributes per slice set, so a report never rescans the run for them."""
+        ids = batch.column("slice_set").to_numpy(zero_copy_only=False)
+        ids = np.where(np.isnan(ids), -1, ids).astype(np.int64) if ids.dtype.kind == "f" else ids
+        values, first = np.unique(ids, return_index=True)
+        fresh = [int(i) for v, i in zip(values, first) if v >= 0 and int(v) not in self._seen_sets]
+        if fresh:
+            self._seen_sets.update(int(ids[i]) for i in fresh)
+            self._sets.append(pa.Table.from_batches([batch]).select(SLICE_SET_SCHEMA.names).take(fresh))
 
     def close(self) -> None:
         if self._writer is not None:
@@ -187,6 +208,8 @@ class StagedRun:
         runs_path = self.path / "runs" / ("run_id=" + self.run_id)
         runs_path.mkdir(parents=True)
         pq.write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), str(runs_path / "run.parquet"))
+        sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
+        pq.write_table(sets, str(runs_path / "slice_sets.parquet"))
         wh = self.warehouse
         with wh._lock():
             if wh.has_run(self.run_id):

@@ -4,6 +4,6 @@
 -- input: cells, slice_map
 -- params: none
 -- output: dim, key, answer_type, conf, correct, n
-SELECT m.dim, m.key, c.answer_type, c.conf, c.correct, sum(c.n) AS n
+SELECT m.dim, m.key, m.answer_type, c.conf, m.correct, sum(c.n) AS n
 FROM cells c JOIN slice_map m USING (slice_set)
 GROUP BY ALL
