@@ -13,12 +13,24 @@ from laya_cases_cli.app import WAREHOUSE, app, fail, print_result, warehouse_of,
 
 
 @app.command()
-def validate(dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Lines, spec S1).")) -> None:
+def validate(dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Lines, spec S1)."),
+             strict: bool = typer.Option(False, "--strict", help="Also check label types, membership and ranges "
+                                         "and question bodies (S9.6); report every finding.")) -> None:
     """Check a labelled dataset; prints `<rows> examples, <q> question id(s): <ids>` (S1.6)."""
     try:
         rows = D.load(str(dataset))
     except UsageError as exc:
         fail(str(exc))
+    if strict:
+        from laya_cases.strict import row_findings
+
+        findings = [f for row in rows for f in row_findings(str(dataset), row)]
+        for finding in findings:
+            typer.echo(("" if finding.error else "warning: ") + str(finding), err=True)
+        errors = sum(1 for f in findings if f.error)
+        if errors:
+            typer.echo("laya-cases: %s: %d error(s) under --strict" % (dataset, errors), err=True)
+            raise typer.Exit(2)
     typer.echo(D.summary_line(rows))
 
 
