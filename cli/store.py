@@ -10,6 +10,7 @@ from laya_cases import UsageError
 from laya_cases import dataset as D
 from laya_cases import report as R
 from laya_cases_cli.app import WAREHOUSE, app, fail, print_result, warehouse_of, write_text
+from laya_cases_cli.gates import finish, gate_options, judge, prepare_gate
 
 
 @app.command()
@@ -35,25 +36,33 @@ def validate(dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Li
 
 
 @app.command()
+@gate_options
 def ingest(
     answers: Path = typer.Argument(..., help="Labelled rows plus `answers` {qid: answer} and optional `latency_ms`."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Run id [default: <UTC time>-<random>]."),
     dataset: Optional[Path] = typer.Option(None, "--dataset", help="The labelled dataset the answers were produced "
                                            "from: its bytes become dataset_sha256 and every row must match."),
     warehouse: Optional[Path] = WAREHOUSE,
+    gate=None,
 ) -> None:
-    """Commit recorded answers as a run, exactly as an inference run would; prints the run id."""
+    """Commit recorded answers as a run, exactly as an inference run would; prints the run id.
+
+    With a gate flag it then prints the run's report and gates it like `report` (the baseline is
+    read before anything is committed, so a bad one leaves the store untouched)."""
     from laya_cases.ingest import ingest as do_ingest
     from laya_cases.progress import RowProgress
 
     wh = warehouse_of(warehouse)
     try:
+        checked = prepare_gate(gate, wh, R.Options(), early_baseline=True)
         with RowProgress("ingest") as bar:
             rid = do_ingest(wh, str(answers), run_id=run_id, dataset_path=str(dataset) if dataset else None,
                             progress=bar.update)
     except UsageError as exc:
         fail(str(exc))
     typer.echo(rid)
+    if checked is not None:
+        emit_report(wh, rid, R.Options(), [], None, None, gate=checked)
 
 
 @app.command()
@@ -69,6 +78,7 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
 
 
 @app.command()
+@gate_options
 def report(
     run_id: str = typer.Argument(..., help="A run id (see `laya-cases runs`)."),
     slice_: Optional[List[str]] = typer.Option(None, "--slice", help="Print this slice dimension too: "
@@ -79,32 +89,39 @@ def report(
                                                        help="Add score_within_X (repeatable; X finite, >= 0)."),
     coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
                                                    help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
+    bootstrap: int = typer.Option(0, "--bootstrap", metavar="B", help="Add 95% percentile intervals to every "
+                                  "published ratio from B row resamples (100-100000; S9.5) [default: off]."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap's CPython random.Random stream."),
     warehouse: Optional[Path] = WAREHOUSE,
+    gate=None,
 ) -> None:
     """Print a run's metrics (as the reference `run` prints them) and write JSON / Markdown."""
     try:
-        options = report_options(slice_, score_within, coverage, json_out)
+        options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed)
         wh = warehouse_of(warehouse)
+        checked = prepare_gate(gate, wh, options)
         wh.require_run(run_id)
     except UsageError as exc:
         fail(str(exc))
-    emit_report(wh, run_id, options, slice_ or [], json_out, markdown_out)
+    emit_report(wh, run_id, options, slice_ or [], json_out, markdown_out, gate=checked)
 
 
 def report_options(slice_: Optional[List[str]], score_within: Optional[List[float]],
-                   coverage: Optional[List[float]], json_out: Optional[Path]) -> R.Options:
+                   coverage: Optional[List[float]], json_out: Optional[Path], *, bootstrap: int = 0,
+                   seed: int = 0) -> R.Options:
     """Check the report flags (shared by `report`, `ingest` and `run`); raises UsageError."""
     for dim in slice_ or []:
         if dim not in R.DIMENSIONS:
             raise UsageError("--slice must be one of %s, got %r" % (", ".join(R.DIMENSIONS), dim))
     return R.Options(score_within=[R.check_tolerance(t) for t in score_within or []],
                      coverages=[R.check_coverage(c) for c in coverage or []],
-                     include_cases=True)
+                     include_cases=True, bootstrap=R.check_bootstrap(bootstrap), seed=seed)
 
 
 def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out: Optional[Path],
-                markdown_out: Optional[Path]) -> dict:
-    """Build a committed run's report, print it as the reference prints (S4.5), write JSON/Markdown."""
+                markdown_out: Optional[Path], gate=None) -> dict:
+    """Build a committed run's report, print it as the reference prints (S4.5), write JSON/Markdown.
+    With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a failure exits 1."""
     try:
         doc = R.build(wh.connect([run_id]), run_id, options)
     except UsageError as exc:
@@ -116,10 +133,12 @@ def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out
             typer.echo("laya-cases: %s has no value: %d of %d answered case(s) are score answers, and the metric "
                        "needs one whose label is a number. A threshold naming it reports it missing."
                        % (key, n_score, len(doc["cases"])), err=True)
+    failures = judge(gate, doc, wh, options) if gate is not None else []
     for line in R.text_lines(doc, slices):
         typer.echo(line)
     write_text(json_out, R.dumps(doc), "report")
     write_text(markdown_out, R.markdown(doc), "markdown report")
+    finish(failures)
     return doc
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import platform
 import sys
 from typing import Any, Callable, Dict, Optional

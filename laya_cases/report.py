@@ -34,6 +34,12 @@ def check_tolerance(value: float) -> float:
     return float(value)
 
 
+def check_bootstrap(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not (value == 0 or 100 <= value <= 100000):
+        raise UsageError("--bootstrap must be 0 (off) or a number of replicates in [100, 100000], got %r" % (value,))
+    return value
+
+
 def check_coverage(value: float) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not (0.0 < value <= 1.0):
         raise UsageError("coverage must be a number in (0, 1], got %r" % (value,))
@@ -45,6 +51,9 @@ class Options:
     score_within: Sequence[float] = ()
     coverages: Sequence[float] = ()          # extra coverage points, extensions only (S9.3)
     include_cases: bool = True
+    bootstrap: int = 0                       # replicates for percentile intervals (S9.5); 0 = none
+    seed: int = 0
+    level: float = 0.95
 
 
 @dataclass
@@ -107,6 +116,57 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
         m.timing[row["metric"]] = row["value"]
         m.timing_n[row["metric"]] = row["n"]
     return m
+
+
+def ratio_metrics(options: Options) -> List[tuple]:
+    """The published ratios that get bootstrap intervals: (name, metric file, parameters)."""
+    out = [("choice_accuracy", "metrics/choice_accuracy.sql", None), ("noul_accuracy", "metrics/noul_accuracy.sql", None)]
+    out += [(score_within_key(t), "metrics/score_within.sql", {"tolerance": t}) for t in options.score_within]
+    out += [("selective_accuracy@%d" % round(c * 100), "metrics/selective_accuracy.sql", {"coverage": c})
+            for c in PUBLISHED_COVERAGES]
+    return out
+
+
+def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, metrics: Metrics) -> None:
+    """Percentile intervals for every published ratio, overall and per slice (S9.5).
+
+    Runs after `compute`: the replicate tables replace the point-estimate tables under the same names,
+    so the very same metric files run on every replicate (the replicate rides in `dim`).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from .resample import randrange_stream
+
+    rows = np.array([r[0] for r in con.execute(
+        "SELECT DISTINCT row_index FROM cases WHERE run_id = $run_id ORDER BY 1", {"run_id": run_id}).fetchall()],
+        dtype=np.int64)
+    n, b = len(rows), options.bootstrap
+    if n == 0:
+        return
+    draws = randrange_stream(options.seed, n, n * b)          # replicate by replicate, row positions
+    flat = np.bincount(np.repeat(np.arange(b, dtype=np.int64), n) * n + draws, minlength=b * n)
+    hit = np.flatnonzero(flat)
+    con.register("boot_weights", pa.table({"replicate": hit // n, "row_index": rows[hit % n], "w": flat[hit]}))
+    for name in ("row_cells", "row_errors"):
+        Q.materialize(con, "bootstrap/%s.sql" % name, name, {"run_id": run_id})
+    Q.materialize(con, "pipeline/slice_map.sql", "slice_map", {"run_id": run_id})
+    Q.materialize(con, "bootstrap/slice_cells.sql", "slice_cells")
+    Q.materialize(con, "bootstrap/slice_errors.sql", "slice_errors")
+    Q.materialize(con, "pipeline/levels.sql", "levels")
+    values = []
+    for name, path, params in ratio_metrics(options):
+        for r in Q.rows(Q.query(con, path, params)):
+            values.append((r["dim"], r["key"], name, r["value"]))
+    con.register("boot_values", pa.table({k: [v[i] for v in values] for i, k in enumerate(("dim", "key", "metric", "value"))},
+                                         schema=pa.schema([("dim", pa.string()), ("key", pa.string()),
+                                                           ("metric", pa.string()), ("value", pa.float64())])))
+    tail = round((1.0 - options.level) / 2.0, 12)            # 0.025, not 0.025000000000000022
+    for r in Q.rows(Q.query(con, "bootstrap/intervals.sql", {"lower": tail, "upper": 1.0 - tail})):
+        entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])
+        if entry is not None:
+            entry["ci"] = {"level": options.level, "lower": r["lower"], "upper": r["upper"], "B": b,
+                           "B_used": r["B_used"], "seed": options.seed, "unit": "row"}
 
 
 def _published(metrics: Metrics, group: tuple) -> Dict[str, float]:
@@ -177,6 +237,8 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Dict
     """The full report document for one committed run."""
     run = Q.rows(con.execute("SELECT * FROM runs WHERE run_id = $run_id", {"run_id": run_id}))[0]
     metrics = compute(con, run_id, options)
+    if options.bootstrap:
+        bootstrap(con, run_id, options, metrics)
     config = json.loads(run["config_json"])
     if options.score_within:
         config["score_within"] = [float(t) for t in options.score_within]
@@ -200,7 +262,9 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Dict
         "slices": {dim: slices[dim] for dim in DIMENSIONS if dim in slices},
         "cases": cases(con, run_id, options.score_within) if options.include_cases else [],
         "extensions": {
-            "run": {"run_id": run_id, "kind": run["kind"], "n_rows": run["n_rows"], "n_cases": run["n_cases"],
+            "run": {"run_id": run_id, **({"bootstrap": {"B": options.bootstrap, "seed": options.seed,
+                                                          "level": options.level, "unit": "row"}}
+                                         if options.bootstrap else {}), "kind": run["kind"], "n_rows": run["n_rows"], "n_cases": run["n_cases"],
                     "n_errors": run["n_errors"], "labelled_rows_sha256": run["labelled_rows_sha256"],
                     "schema_version": run["schema_version"], **json.loads(run["settings_json"] or "{}")},
             "overall": ext_overall,

@@ -1,0 +1,95 @@
+"""Bootstrap intervals (S9.5) against a plain-Python re-implementation of the rule, and the exact
+CPython index stream they are drawn from."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from helpers import write_jsonl
+from laya_cases import report as R
+from laya_cases.ingest import ingest
+from laya_cases.resample import randrange_stream
+from laya_cases.warehouse import Warehouse
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2 ** 40 + 3])
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 1000, 65537])
+def test_index_stream_is_cpython_randrange(seed, n):
+    rng = random.Random(seed)
+    assert randrange_stream(seed, n, 3000).tolist() == [rng.randrange(n) for _ in range(3000)]
+
+
+def _rows(k, seed=3):
+    """k dataset rows, two questions each, ties in confidence, two languages."""
+    rng = random.Random(seed)
+    body = {"intent": {"type": "choice", "instructions": "i", "criteria": ["a", "b", "c"]},
+            "spam": {"type": "noul", "instructions": "s"}}
+    out = []
+    for i in range(k):
+        gold = rng.choice("abc")
+        pred = gold if rng.random() < 0.6 else rng.choice("abc")
+        p = rng.choice([0.2, 0.4, 0.6, 0.8])
+        out.append({"state": i, "questions": body, "expected": {"intent": gold, "spam": rng.random() < 0.5},
+                    "language": rng.choice(["en", "de"]),
+                    "answers": {"intent": {"type": "choice", "choice": pred, "answer_confidence": rng.choice([0.5, 0.7, 0.9])},
+                                "spam": {"type": "noul", "noul": p, "answer_confidence": max(p, 1 - p)}}})
+    return out
+
+
+def _lerp_quantile(values, p):
+    s = sorted(values)
+    pos = (len(s) - 1) * p
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, len(s) - 1)
+    t = pos - lo
+    return s[hi] - (s[hi] - s[lo]) * (1 - t) if t >= 0.5 else s[lo] + (s[hi] - s[lo]) * t
+
+
+def _python_interval(rows, B, seed, keep, metric):
+    """S9.5 by hand: resample rows with random.Random(seed).randrange, replicate by replicate."""
+    rng = random.Random(seed)
+    values = []
+    for _ in range(B):
+        sample = [rows[rng.randrange(len(rows))] for _ in range(len(rows))]
+        cases = [(r, q) for r in sample if keep(r) for q in r["expected"]]
+        if metric == "choice_accuracy":
+            hits = [r["answers"]["intent"]["choice"] == r["expected"]["intent"] for r, q in cases if q == "intent"]
+        else:
+            hits = [(r["answers"]["spam"]["noul"] >= 0.5) == r["expected"]["spam"] for r, q in cases if q == "spam"]
+        if hits:
+            values.append(sum(hits) / len(hits))
+    return len(values), _lerp_quantile(values, 0.025), _lerp_quantile(values, 0.975)
+
+
+def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
+    rows = _rows(40)
+    wh = Warehouse(tmp_path / "wh")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="boot")
+    doc = R.build(wh.connect([rid]), rid, R.Options(bootstrap=300, seed=5))
+    for group, keep in ((doc["extensions"]["overall"], lambda r: True),
+                        (doc["extensions"]["slices"]["language"]["de"], lambda r: r["language"] == "de")):
+        for metric in ("choice_accuracy", "noul_accuracy"):
+            ci = group[metric]["ci"]
+            used, lo, hi = _python_interval(rows, 300, 5, keep, metric)
+            assert (ci["B_used"], ci["lower"], ci["upper"]) == (used, lo, hi), metric
+            assert ci["lower"] <= doc["overall"][metric] or group is not doc["extensions"]["overall"]
+    # point estimates never change (S9.5)
+    plain = R.build(wh.connect([rid]), rid, R.Options())
+    assert plain["overall"] == doc["overall"] and plain["slices"] == doc["slices"]
+
+
+def test_bootstrap_is_reproducible_and_seeded(tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot")
+    a = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=1)))
+    b = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=1)))
+    c = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=2)))
+    assert a == b and a != c
+
+
+@pytest.mark.parametrize("bad", [1, 99, 100001, -5])
+def test_bootstrap_range_is_checked(bad):
+    with pytest.raises(Exception, match="--bootstrap"):
+        R.check_bootstrap(bad)
