@@ -89,6 +89,8 @@ def report(
                                                        help="Add score_within_X (repeatable; X finite, >= 0)."),
     coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
                                                    help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
+    threshold: Optional[List[float]] = typer.Option(None, "--threshold", metavar="T", help="Add a cut accepting "
+                                                    "gate confidence >= T to extensions (repeatable; S9.3)."),
     bootstrap: int = typer.Option(0, "--bootstrap", metavar="B", help="Add 95% percentile intervals to every "
                                   "published ratio from B row resamples (100-100000; S9.5) [default: off]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap's CPython random.Random stream."),
@@ -97,7 +99,8 @@ def report(
 ) -> None:
     """Print a run's metrics (as the reference `run` prints them) and write JSON / Markdown."""
     try:
-        options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed)
+        options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed,
+                                 thresholds=threshold)
         wh = warehouse_of(warehouse)
         checked = prepare_gate(gate, wh, options)
         wh.require_run(run_id)
@@ -108,13 +111,14 @@ def report(
 
 def report_options(slice_: Optional[List[str]], score_within: Optional[List[float]],
                    coverage: Optional[List[float]], json_out: Optional[Path], *, bootstrap: int = 0,
-                   seed: int = 0) -> R.Options:
+                   seed: int = 0, thresholds: Optional[List[float]] = None) -> R.Options:
     """Check the report flags (shared by `report`, `ingest` and `run`); raises UsageError."""
     for dim in slice_ or []:
         if dim not in R.DIMENSIONS:
             raise UsageError("--slice must be one of %s, got %r" % (", ".join(R.DIMENSIONS), dim))
     return R.Options(score_within=[R.check_tolerance(t) for t in score_within or []],
                      coverages=[R.check_coverage(c) for c in coverage or []],
+                     thresholds=[R.check_threshold(t) for t in thresholds or []],
                      include_cases=True, bootstrap=R.check_bootstrap(bootstrap), seed=seed)
 
 

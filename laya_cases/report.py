@@ -34,6 +34,12 @@ def check_tolerance(value: float) -> float:
     return float(value)
 
 
+def check_threshold(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UsageError("--threshold must be a finite number, got %r" % (value,))
+    return float(value)
+
+
 def check_bootstrap(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not (value == 0 or 100 <= value <= 100000):
         raise UsageError("--bootstrap must be 0 (off) or a number of replicates in [100, 100000], got %r" % (value,))
@@ -50,6 +56,7 @@ def check_coverage(value: float) -> float:
 class Options:
     score_within: Sequence[float] = ()
     coverages: Sequence[float] = ()          # extra coverage points, extensions only (S9.3)
+    thresholds: Sequence[float] = ()         # confidence-threshold cuts, extensions only (S9.3)
     include_cases: bool = True
     bootstrap: int = 0                       # replicates for percentile intervals (S9.5); 0 = none
     seed: int = 0
@@ -104,6 +111,9 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     for cov in options.coverages:
         _collect(m, Q.rows(Q.query(con, "metrics/selective_accuracy.sql", {"coverage": cov})),
                  "coverage:%r" % cov)
+    for t in options.thresholds:
+        _collect(m, Q.rows(Q.query(con, "metrics/threshold_cut.sql", {"run_id": run_id, "threshold": t})),
+                 "coverage:confidence>=%r" % t)
     for row in Q.rows(con.execute("SELECT * FROM reliability ORDER BY dim, key, bin")):
         group = (row.pop("dim"), row.pop("key"))
         for k in ("n_paired", "n_unbinned_out_of_range", "n_unbinned_nan"):
