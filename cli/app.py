@@ -71,9 +71,25 @@ def print_result(result, fmt: str) -> None:
 
 
 def main() -> None:
+    """Entry point. A usage error from argument parsing is one line and exit 2, like every other."""
+    import sys
+
+    from typer._click import exceptions as click_errors
+
     import laya_cases_cli.commands  # noqa: F401  (registers every command module)
 
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except click_errors.NoArgsIsHelpError:             # bare `laya-cases`: typer already printed the help
+        sys.exit(0)
+    except click_errors.UsageError as exc:
+        hint = " (see `%s --help`)" % exc.ctx.command_path if exc.ctx else ""
+        typer.echo("laya-cases: %s%s" % (exc.format_message(), hint), err=True)
+        sys.exit(2)
+    except click_errors.ClickException as exc:
+        typer.echo("laya-cases: %s" % exc.format_message(), err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":
