@@ -84,8 +84,8 @@ def exact_total(s0, s1, s2, s3, rest) -> Optional[float]:
     if s0 is None and rest is None:
         return None
     total = sum((Fraction(int(s or 0)) * scale for s, scale in zip((s0, s1, s2, s3), _SCALES)), Fraction(0))
-    if rest:
-        total += Fraction(rest)
+    for value, weight in rest or ():              # (rest, w) pairs: exact, unlike a float sum of rest * w
+        total += Fraction(value) * int(weight)
     try:
         return float(total)                       # int / int true division: correctly rounded
     except OverflowError:
@@ -97,7 +97,7 @@ def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
     from duckdb.sqltypes import DOUBLE, HUGEINT
 
     con.create_function("lc_exact_total", exact_total,
-                        [HUGEINT, HUGEINT, HUGEINT, HUGEINT, DOUBLE], DOUBLE,
+                        [HUGEINT, HUGEINT, HUGEINT, HUGEINT, duckdb.list_type(duckdb.list_type(DOUBLE))], DOUBLE,
                         null_handling="special", side_effects=False)
     for name in listing("macros"):
         con.execute(text(name))

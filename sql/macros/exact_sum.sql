@@ -6,7 +6,8 @@
 --         scales 2^40, 2^-12, 2^-64 and 2^-116 (x*2^k and trunc are exact in binary64, and each
 --         difference is a span of x's own mantissa bits, so it is exact too). Limbs sum exactly
 --         as HUGEINT in any order and lc_exact_total rounds the rational total once. Bits below
---         2^-116 and |x| >= 2^103 go to a floating remainder; NaN and infinities are counted.
+--         2^-116 and |x| >= 2^103 are listed as (rest, w) pairs and added exactly there (the
+--         list is empty for ordinary values); NaN and infinities are decided in SQL below.
 -- params: none
 CREATE OR REPLACE MACRO lc_fits(x) AS isfinite(x) AND abs(x) < CAST('1.0141204801825835e+31' AS DOUBLE);
 CREATE OR REPLACE MACRO lc_t0(x) AS trunc(x * CAST('9.094947017729282e-13' AS DOUBLE));
@@ -30,6 +31,6 @@ CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS CASE
         sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS HUGEINT) * w END),
         sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS HUGEINT) * w END),
         sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS HUGEINT) * w END),
-        fsum(lc_rest(x) * w))
+        list([lc_rest(x), CAST(w AS DOUBLE)]) FILTER (WHERE lc_rest(x) <> 0))
     END;
 CREATE OR REPLACE MACRO lc_exact_sum(x) AS lc_exact_sum_w(x, 1);
