@@ -146,7 +146,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
     import numpy as np
     import pyarrow as pa
 
-    from .resample import randrange_stream
+    from .resample import quantile_levels, replicate_weights
 
     rows = np.array([r[0] for r in con.execute(
         "SELECT DISTINCT row_index FROM cases WHERE run_id = $run_id ORDER BY 1", {"run_id": run_id}).fetchall()],
@@ -154,10 +154,8 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
     n, b = len(rows), options.bootstrap
     if n == 0:
         return
-    draws = randrange_stream(options.seed, n, n * b)          # replicate by replicate, row positions
-    flat = np.bincount(np.repeat(np.arange(b, dtype=np.int64), n) * n + draws, minlength=b * n)
-    hit = np.flatnonzero(flat)
-    con.register("boot_weights", pa.table({"replicate": hit // n, "row_index": rows[hit % n], "w": flat[hit]}))
+    replicate, position, multiplicity = replicate_weights(options.seed, n, b)
+    con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position], "w": multiplicity}))
     for name in ("row_cells", "row_errors"):
         Q.materialize(con, "bootstrap/%s.sql" % name, name, {"run_id": run_id})
     Q.materialize(con, "pipeline/slice_map.sql", "slice_map", {"run_id": run_id})
@@ -171,8 +169,8 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
     con.register("boot_values", pa.table({k: [v[i] for v in values] for i, k in enumerate(("dim", "key", "metric", "value"))},
                                          schema=pa.schema([("dim", pa.string()), ("key", pa.string()),
                                                            ("metric", pa.string()), ("value", pa.float64())])))
-    tail = round((1.0 - options.level) / 2.0, 12)            # 0.025, not 0.025000000000000022
-    for r in Q.rows(Q.query(con, "bootstrap/intervals.sql", {"lower": tail, "upper": 1.0 - tail})):
+    lower, upper = quantile_levels(options.level)
+    for r in Q.rows(Q.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
         entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])
         if entry is not None:
             entry["ci"] = {"level": options.level, "lower": r["lower"], "upper": r["upper"], "B": b,

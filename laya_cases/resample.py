@@ -32,3 +32,24 @@ def randrange_stream(seed: int, n: int, count: int) -> np.ndarray:
         out[filled:filled + take] = accepted[:take]
         filled += take
     return out
+
+
+def replicate_weights(seed: int, n: int, replicates: int):
+    """(replicate, position, multiplicity) of every row drawn at least once, replicate by replicate.
+
+    Replicate b is draws [b*n, (b+1)*n) of the stream: n draws of randrange(n) (S9.5).
+    """
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    draws = randrange_stream(seed, n, n * replicates)
+    counts = np.bincount(np.repeat(np.arange(replicates, dtype=np.int64), n) * n + draws,
+                         minlength=replicates * n)
+    drawn = np.flatnonzero(counts)
+    return drawn // n, drawn % n, counts[drawn]
+
+
+def quantile_levels(level: float):
+    """The two percentile levels of a central interval: 0.95 -> (0.025, 0.975), not 0.025000000000000022."""
+    tail = round((1.0 - level) / 2.0, 12)
+    return tail, 1.0 - tail
