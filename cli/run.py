@@ -1,0 +1,108 @@
+"""Inference commands: `run` (a model over a dataset -> a committed run -> its report) and `massive`."""
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from laya_cases import UsageError
+from laya_cases_cli.app import WAREHOUSE, app, fail, warehouse_of
+from laya_cases_cli.gates import gate_options, prepare_gate
+from laya_cases_cli.store import emit_report, report_options
+
+
+@app.command("run")
+@gate_options
+def run_command(
+    dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Lines, spec S1)."),
+    model: Optional[str] = typer.Option(None, "--model", help="A runner name (minilm, use-multilingual, ... see "
+                                        "the error of an unknown one), or a model the runner recognises (a "
+                                        "checkpoint directory, a hub id). Overrides every row's `model`. "
+                                        "[default: minilm, rows keep their `model`]"),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N",
+                                             help="Rows per call when consecutive rows share model and "
+                                                  "questions (S6.12); N <= 1: one row per call."),
+    sort_by_length: bool = typer.Option(False, "--sort-by-length", help="Let the runner group similarly "
+                                        "long states inside a call (never changes answers or their order)."),
+    min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="T",
+                                                   help="Abstention gate in [0, 1] (S6.11): marks answers "
+                                                        "passed/abstained/unevaluated; metrics are unchanged."),
+    on_error: str = typer.Option("fail", "--on-error", help="fail: a runner error stops the run, nothing is "
+                                 "committed (exit 1); skip: record the failed rows as errors and go on."),
+    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda, ... as the runner supports."),
+    revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA",
+                                           help="Pin the checkpoint revision (runners that load from a hub)."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run id [default: <UTC time>-<random>]."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report JSON here."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown tables here."),
+    slice_: Optional[List[str]] = typer.Option(None, "--slice", help="Print this slice dimension too: "
+                                               "language, model, qid or tag (repeatable)."),
+    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X",
+                                                       help="Add score_within_X (repeatable; X finite, >= 0)."),
+    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
+                                                   help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
+    runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
+                                                      help="Extra option for the runner's constructor, e.g. "
+                                                           "onnx=model.onnx (repeatable; VALUE is JSON when it "
+                                                           "parses). Recorded in config.runner_options."),
+    crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
+                                                  help="Exit N (3..255) with one line when the runner crashes "
+                                                       "under --on-error fail, instead of 1 and a traceback (S9.7)."),
+    warehouse: Optional[Path] = WAREHOUSE,
+    gate=None,
+) -> None:
+    """Run a model over a labelled dataset, commit every decision as a run, and print its report.
+
+    The printed report and the --json/--markdown files are exactly what `laya-cases report RUN`
+    gives later from the store.
+    """
+    from laya_cases.progress import RowProgress
+    from laya_cases.run import RunnerCrash, RunOptions, execute, parse_runner_options
+
+    try:
+        opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
+                          min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
+                          run_id=run_id, crash_exit_code=crash_exit_code,
+                          runner_options=parse_runner_options(runner_option))
+        options = report_options(slice_, score_within, coverage, json_out)
+        wh = warehouse_of(warehouse)
+        checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
+        with RowProgress("run") as bar:
+            rid = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
+    except UsageError as exc:
+        fail(str(exc))
+    except RunnerCrash as crash:
+        if crash_exit_code is None:              # like the reference: the traceback, exit 1 (S6.7)
+            traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
+        typer.echo("laya-cases: %s" % crash, err=True)
+        raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
+    emit_report(wh, rid, options, slice_ or [], json_out, markdown_out, gate=checked)
+
+
+@app.command("massive")
+def massive_command(
+    locale: str = typer.Argument(..., help="MASSIVE locale, e.g. en-US or de-DE."),
+    rows: Optional[int] = typer.Option(100, "--rows", metavar="N", help="First N rows of the test file (S7.2); "
+                                       "0 for all."),
+    options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included."),
+    seed: int = typer.Option(13, "--seed", help="Sampling seed (a fresh random.Random(seed) per locale)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the dataset (JSON Lines)."),
+    source: Optional[Path] = typer.Option(None, "--source", help="MASSIVE test folder or <locale>.jsonl "
+                                          "[default: $LAYA_CASES_SHARED/data/massive/test]."),
+) -> None:
+    """Write a MASSIVE intent dataset with the laya harness's option sampling (S7.1-S7.3)."""
+    from laya_cases.datasets import massive
+
+    if rows is not None and rows < 0:
+        fail("--rows must be >= 0, got %d" % rows)
+    if options < 1:
+        fail("--options must be >= 1, got %d" % options)
+    try:
+        n = massive.write(locale, out, n_rows=rows or None, n_opts=options, seed=seed, source=source)
+    except UsageError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail("cannot write %r: %s" % (str(out), exc))
+    typer.echo("%d examples written to %s" % (n, out))

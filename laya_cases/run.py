@@ -1,0 +1,349 @@
+"""Inference that writes decisions: dataset -> runner -> decision rows -> a committed run (S6.7-S6.13).
+
+Rows are grouped into chunks exactly as the reference harness groups them (S6.12): consecutive
+rows, at most N, with the same effective model and the same question signature (top-level qids
+sorted, inner key order significant: our runners take one positional `questions` per call). Each
+chunk is one runner call, timed with `clock`; every row of a chunk carries the call's id, wall
+time and size, from which sql/metrics/timing.sql derives latency and cost per decision (S3.15).
+
+Under `--on-error fail` a runner exception aborts the run and nothing is committed (the staging
+area is discarded); under `skip` every row of the failed chunk becomes an error record and an
+`errored` entry (S6.10). `--min-confidence` writes the S6.11 gate state onto each answer
+(`abstention`, `abstention_threshold`, `low_confidence`) and never changes the answer itself.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from . import UsageError, __version__
+from . import dataset as D
+from . import identity as I
+from . import questions as Q
+from .answers import AnswerError, gate_confidence
+from .decisions import DecisionBuffer
+from .runners import registry
+from .runners.base import Runner
+from .schema import DECISION_SCHEMA, SCHEMA_VERSION
+from .warehouse import Warehouse, new_run_id, validate_run_id
+
+FLUSH_EVERY = 65536
+#: Copied from the reference (laya/evals.py, `evaluate`): what the two timing metrics mean.
+LATENCY_METRIC = "per request: the wall time of the call that returned it, unsplit"
+COST_METRIC = "per decision: that call divided by its own chunk size"
+BATCH_STATES = "states"
+#: Decision columns a runner may fill through `result["facts"][qid]`; other fact keys are not stored.
+FACT_COLUMNS = ("raw_text", "parsed", "relevance_score", "temperature", "temperature_bucket",
+                "shortlist_status", "variant", "parent_case_id")
+_VERSIONED = ("laya-cases", "torch", "transformers", "duckdb", "pyarrow", "numpy", "polars")
+
+assert all(DECISION_SCHEMA.get_field_index(c) >= 0 for c in FACT_COLUMNS)
+
+
+class RunnerCrash(Exception):
+    """A runner call raised under `--on-error fail` (S6.7: exit 1, or --crash-exit-code N, S9.7)."""
+
+    def __init__(self, row_index: int, exc: BaseException):
+        super().__init__("runner failed on row %d: %s: %s" % (row_index, type(exc).__name__, exc))
+        self.row_index, self.exc = row_index, exc
+
+
+@dataclass
+class RunOptions:
+    dataset: str
+    model: Optional[str] = None              # None: the default runner, rows keep their own `model`
+    batch_size: Optional[int] = None
+    sort_by_length: bool = False
+    min_confidence: Optional[float] = None
+    on_error: str = "fail"
+    device: Optional[str] = None
+    revision: Optional[str] = None
+    run_id: Optional[str] = None
+    crash_exit_code: Optional[int] = None
+    runner_options: Dict[str, Any] = field(default_factory=dict)   # extra constructor kwargs (--runner-option)
+
+
+_RESERVED = ("model", "device", "revision", "batch_size")
+
+
+def parse_runner_options(pairs: Any) -> Dict[str, Any]:
+    """`KEY=VALUE` pairs -> constructor kwargs; VALUE is JSON when it parses (`true`, `3`), else text."""
+    out: Dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = str(pair).partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise UsageError("--runner-option expects KEY=VALUE, got %r" % (pair,))
+        if key in _RESERVED:
+            raise UsageError("--runner-option %s: use --%s" % (key, key.replace("_", "-")))
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+def check_min_confidence(value: Any) -> Optional[float]:
+    """S6.11: a finite, non-boolean real in [0, 1]."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0.0 <= value <= 1.0:
+        raise UsageError("min_confidence must be a float in [0.0, 1.0], got %r" % (value,))
+    return float(value)
+
+
+def check_options(opts: RunOptions) -> None:
+    if opts.on_error not in ("fail", "skip"):
+        raise UsageError("--on-error must be 'fail' or 'skip', got %r" % (opts.on_error,))
+    check_min_confidence(opts.min_confidence)
+    if opts.crash_exit_code is not None and (isinstance(opts.crash_exit_code, bool)
+                                             or opts.crash_exit_code in (0, 1, 2)
+                                             or not 0 <= opts.crash_exit_code <= 255):
+        raise UsageError("--crash-exit-code must be an exit status in 3..255 (0, 1 and 2 have their own "
+                         "meanings), got %r" % (opts.crash_exit_code,))
+    if opts.run_id is not None:
+        validate_run_id(opts.run_id)
+
+
+def apply_gate(answers: Dict[str, Any], threshold: float) -> None:
+    """S6.11 per answer: passed / abstained (+ low_confidence) / unevaluated, and the threshold used."""
+    for answer in answers.values():
+        if not isinstance(answer, dict):
+            continue
+        try:
+            conf = gate_confidence(answer)
+        except AnswerError:
+            conf = None
+        if conf is not None and conf < threshold:
+            answer["low_confidence"] = True
+            answer["abstention"] = "abstained"
+        else:
+            answer.pop("low_confidence", None)
+            answer["abstention"] = "unevaluated" if conf is None else "passed"
+        answer["abstention_threshold"] = float(threshold)
+
+
+def answered_model(result: Any) -> Any:
+    """S4.3 fallback: the routed checkpoint, else the result's top-level `model`."""
+    result = result if isinstance(result, dict) else {}
+    routing = result.get("routing")
+    if isinstance(routing, dict) and isinstance(routing.get("model"), str) and routing["model"]:
+        return routing["model"]
+    return result.get("model")
+
+
+def signature(questions: Dict[str, Any]) -> str:
+    """S6.12 positional form: top-level qids sorted, inner key order kept."""
+    return json.dumps(dict(sorted((questions or {}).items())), sort_keys=False, default=str)
+
+
+def chunks(rows: List[D.Row], models: List[Any], batch_size: Optional[int], batching: bool,
+           sigs: Optional[List[str]] = None) -> Iterator[List[int]]:
+    """Row positions of each call, in dataset order (S6.12); `sigs` are the rows' signatures."""
+    n = batch_size if (batching and batch_size is not None and batch_size > 1) else 1
+    if n > 1 and sigs is None:
+        sigs = [signature(r.questions) for r in rows]
+    i = 0
+    while i < len(rows):
+        j = i + 1
+        while n > 1 and j < len(rows) and j - i < n and \
+                models[j] == models[i] and sigs[j] == sigs[i]:
+            j += 1
+        yield list(range(i, j))
+        i = j
+
+
+def _versions() -> Dict[str, Optional[str]]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: Dict[str, Optional[str]] = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _preflight(cls_or_runner: Any, opts: RunOptions, rows: List[D.Row]) -> None:
+    """Refuse, before any model loads, what the runner's capabilities say it cannot do (exit 2)."""
+    caps = cls_or_runner.capabilities
+    name = getattr(cls_or_runner, "name", "") or "runner"
+    if opts.device is not None and opts.device not in caps.devices:
+        raise UsageError("--device %s: the %s runner runs on %s" % (opts.device, name, ", ".join(caps.devices)))
+    if opts.min_confidence is not None and not caps.min_confidence:
+        raise UsageError("--min-confidence: the %s runner's answers carry no confidence the gate can read"
+                         % name)
+    if opts.model is None and not caps.per_row_model:
+        for row in rows:
+            if row.model is not None and row.model != "":
+                raise UsageError("%s:%d names model %r, but the %s runner answers with one model only; "
+                                 "pass --model or drop the row's `model`"
+                                 % (opts.dataset, row.line_no, row.model, name))
+    for row in rows:
+        for qid, body in row.questions.items():
+            kind = body.get("type") if isinstance(body, dict) else None
+            if kind in Q.TYPES and kind not in caps.question_types:
+                raise UsageError("%s:%d question '%s' is a %s question; the %s runner answers %s only"
+                                 % (opts.dataset, row.line_no, qid, kind, name, ", ".join(caps.question_types)))
+
+
+def _facts(result: Dict[str, Any], qid: str) -> Dict[str, Any]:
+    facts = result.get("facts") if isinstance(result, dict) else None
+    mine = facts.get(qid) if isinstance(facts, dict) else None
+    return {k: v for k, v in mine.items() if k in FACT_COLUMNS} if isinstance(mine, dict) else {}
+
+
+def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
+            clock: Callable[[], float] = time.perf_counter,
+            progress: Optional[Callable[[int], None]] = None,
+            on_loaded: Optional[Callable[[int], None]] = None) -> str:
+    """Run the model over the dataset and commit the run; returns the run id.
+
+    `runner` replaces the --model resolution (tests, benchmarks); `clock` returns seconds and times
+    each call; `on_loaded(total_rows)` is called once the dataset and model are ready.
+    """
+    check_options(opts)
+    run_id = opts.run_id or new_run_id()
+    if wh.has_run(run_id):
+        raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
+    rows = D.load(opts.dataset)
+    mc = check_min_confidence(opts.min_confidence)
+    if runner is None:
+        _name, cls, _arg = registry.resolve(opts.model)
+        _preflight(cls, opts, rows)
+        runner = registry.load(opts.model, device=opts.device, revision=opts.revision,
+                               batch_size=opts.batch_size, **opts.runner_options)
+    else:
+        _preflight(runner, opts, rows)
+    caps = runner.capabilities
+    info = runner.info
+    models = [opts.model if opts.model is not None else row.model for row in rows]
+    batch_form = BATCH_STATES if (opts.batch_size is not None and opts.batch_size > 1 and caps.batching) else None
+    send_sort = bool(opts.sort_by_length and batch_form and caps.sort_by_length)
+    if on_loaded:
+        on_loaded(len(rows))
+
+    dataset_sha = I.file_sha256(opts.dataset)
+    labelled = I.LabelledRowsDigest()
+    for row in rows:
+        labelled.add(row.raw)
+    sigs = [signature(r.questions) for r in rows]
+    question_sets = list({sig: r.questions for sig, r in zip(sigs, rows)}.values())   # S5.2 needs each set once
+    buffer = DecisionBuffer()
+    errored: List[Dict[str, Any]] = []
+    n_chunks = rows_grouped = rows_alone = max_chunk = 0
+    done = 0
+    with wh.stage(run_id) as staged:
+        for positions in chunks(rows, models, opts.batch_size, batch_form is not None, sigs):
+            chunk = [rows[p] for p in positions]
+            n_chunks += 1
+            if len(chunk) > 1:
+                rows_grouped += len(chunk)
+            else:
+                rows_alone += 1
+            max_chunk = max(max_chunk, len(chunk))
+            kwargs: Dict[str, Any] = {}
+            if send_sort and len(chunk) > 1:
+                kwargs["sort_by_length"] = True
+            if caps.per_row_model:
+                kwargs["model"] = models[positions[0]]
+            call_id = n_chunks - 1
+            started = clock()
+            try:
+                results = runner.predict_batch([r.state for r in chunk], chunk[0].questions, **kwargs)
+                if not isinstance(results, list) or len(results) != len(chunk):
+                    raise RuntimeError("runner returned %s results for %d states"
+                                       % (len(results) if isinstance(results, list) else type(results).__name__,
+                                          len(chunk)))
+            except Exception as exc:     # noqa: BLE001 -- honoured by --on-error
+                if opts.on_error == "fail":
+                    raise RunnerCrash(chunk[0].index, exc) from exc
+                message = "%s: %s" % (type(exc).__name__, exc)
+                call = {"call_id": call_id, "call_ms": None, "chunk_size": len(chunk), "returned": False}
+                for p, row in zip(positions, chunk):
+                    errored.append({"index": row.index, "error": message})
+                    buffer.add_error(row, message, model=models[p] or None, call=call)
+            else:
+                elapsed_ms = (clock() - started) * 1000.0
+                call = {"call_id": call_id, "call_ms": elapsed_ms, "chunk_size": len(chunk), "returned": True}
+                for p, row, result in zip(positions, chunk, results):
+                    _record(buffer, errored, opts, row, models[p], result, call, mc)
+            done += len(chunk)
+            if len(buffer) >= FLUSH_EVERY:
+                staged.write(buffer.take())
+            if progress:
+                progress(done)
+        staged.write(buffer.take())
+        question_sha = I.questions_sha256(question_sets)
+        config: Dict[str, Any] = {
+            "dataset": opts.dataset, "model": opts.model, "device": opts.device,
+            "dataset_sha256": dataset_sha, "schema": I.REPORT_SCHEMA, "questions_sha256": question_sha,
+            "coverage_metric_definition": I.COVERAGE_METRIC_DEFINITION,
+            "timing": {"latency_metric": LATENCY_METRIC, "cost_metric": COST_METRIC,
+                       "batch_size": opts.batch_size, "batch_form": batch_form,
+                       "sort_by_length": bool(opts.sort_by_length), "sort_by_length_sent": send_sort,
+                       "min_confidence": opts.min_confidence, "min_confidence_sent": mc is not None and n_chunks > 0,
+                       "chunks": n_chunks, "rows_grouped": rows_grouped, "rows_alone": rows_alone,
+                       "max_chunk": max_chunk},
+            "revisions": {info.model_id: info.revision},
+        }
+        if opts.runner_options:
+            config["runner_options"] = dict(opts.runner_options)
+        if errored:
+            config["errored"] = errored
+        settings = dict(info.settings)
+        settings.update({
+            "runner": info.runner, "model_id": info.model_id, "model_revision": info.revision,
+            "device": info.device, "dtype": info.dtype, "max_length": info.max_length,
+            "batch_size": opts.batch_size, "sort_by_length": bool(opts.sort_by_length),
+            "min_confidence": opts.min_confidence, "on_error": opts.on_error,
+            "crash_exit_code": opts.crash_exit_code, "runner_options": dict(opts.runner_options),
+            "laya_cases_version": __version__,
+            "versions": _versions(),
+        })
+        staged.commit({
+            "schema_version": SCHEMA_VERSION,
+            "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "kind": "run", "dataset": opts.dataset, "dataset_sha256": dataset_sha,
+            "labelled_rows_sha256": labelled.hexdigest(), "questions_sha256": question_sha,
+            "model_id": info.model_id, "model_revision": info.revision, "runner": info.runner,
+            "n_rows": len(rows), "n_cases": buffer.n_cases, "n_errors": buffer.n_errors,
+            "config_json": json.dumps(config, sort_keys=True, ensure_ascii=False),
+            "settings_json": json.dumps(settings, sort_keys=True, ensure_ascii=False, default=str),
+        })
+    return run_id
+
+
+def _record(buffer: DecisionBuffer, errored: List[Dict[str, Any]], opts: RunOptions, row: D.Row,
+            row_model: Any, result: Any, call: Dict[str, Any], mc: Optional[float]) -> None:
+    """The decision rows of one returned row: cases, missing answers (S6.10), or an empty row."""
+    where = "%s:%d" % (opts.dataset, row.line_no)
+    result = result if isinstance(result, dict) else {}
+    answers = result.get("answers") if isinstance(result.get("answers"), dict) else {}
+    if mc is not None:
+        apply_gate(answers, mc)
+    model = row_model or answered_model(result)       # S4.3: an empty row model counts as unset
+    if not row.expected:
+        buffer.add_empty_row(row, model=model, call=call)
+    for pos, qid in enumerate(row.expected):
+        answer = answers.get(qid)
+        if not isinstance(answer, dict):
+            if opts.on_error == "fail":
+                raise UsageError("%s runner returned no answer for question '%s'" % (where, qid))
+            errored.append({"index": row.index, "question": qid, "error": "missing answer"})
+            buffer.add_error(row, "missing answer", qid=qid, qid_pos=pos, model=model, call=call)
+            continue
+        extra = _facts(result, qid)
+        if mc is not None:
+            extra["abstention_threshold"] = mc
+        try:
+            buffer.add_case(row, pos, qid, answer, model=model, call=call, extra=extra)
+        except AnswerError as exc:
+            raise UsageError("%s runner answer['%s'].%s" % (where, qid, exc)) from None

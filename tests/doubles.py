@@ -1,0 +1,73 @@
+"""Test doubles for the runner protocol (runners/base.py) and a fake clock for run.py.
+
+Register one with `laya_cases.runners.registry.register(name, cls)` to reach it through `--model`.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
+
+
+class FakeClock:
+    """Seconds that only move when a double says its call took time (no wall clock in tests)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance_ms(self, ms: float) -> None:
+        self.now += ms / 1000.0
+
+
+def choice_answer(label: str, ac: float, labels: List[str]) -> Dict[str, Any]:
+    rest = (1.0 - ac) / max(1, len(labels) - 1)
+    return {"type": "choice", "choice": label,
+            "probabilities": {l: (ac if l == label else rest) for l in labels},
+            "answer_confidence": ac}
+
+
+class ExplodingRunnerDouble(Runner):
+    """The T6.3 scripted runner: raises RuntimeError("runner exploded") on a state containing
+    "BOOM"; answers `refund` at 0.9 when the state mentions money, otherwise `refund` at 0.6; a
+    state containing "SILENT" gets no answer at all (S6.10 missing answer)."""
+
+    name = "exploding-double"
+    capabilities = Capabilities(sort_by_length=True)
+
+    def __init__(self, model: Optional[str] = None, clock: Optional[FakeClock] = None, **options: Any) -> None:
+        self.info = RunnerInfo(runner=self.name, model_id="exploding-double", revision="0" * 40,
+                               settings={"decision_rule": "scripted", "temperature": None})
+        self.calls: List[Dict[str, Any]] = []
+        self.clock = clock
+
+    def _one(self, state: Any, questions: Dict[str, Any]) -> Dict[str, Any]:
+        text = str(state)
+        if "SILENT" in text:
+            return {"answers": {}}
+        labels = [str(l) for l in questions["intent"]["criteria"]]
+        ac = 0.9 if "money" in text else 0.6
+        return {"answers": {"intent": choice_answer("refund", ac, labels)}}
+
+    def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
+        self.calls.append({"states": list(states), **kwargs})
+        if self.clock is not None:
+            self.clock.advance_ms(10.0 + 2.0 * len(states))
+        if any("BOOM" in str(s) for s in states):
+            raise RuntimeError("runner exploded")
+        return [self._one(s, questions) for s in states]
+
+
+class TimedRunnerDouble(ExplodingRunnerDouble):
+    """Same answers; each call costs 10 ms + 2 ms per state on the injected FakeClock."""
+
+    name = "timed-double"
+
+
+class SingleModelDouble(ExplodingRunnerDouble):
+    """A runner that cannot answer a row naming its own `model` and runs on cpu only."""
+
+    name = "single-model-double"
+    capabilities = Capabilities(devices=("cpu",), per_row_model=False)
