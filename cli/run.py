@@ -43,10 +43,18 @@ def run_command(
                                                        help="Add score_within_X (repeatable; X finite, >= 0)."),
     coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
                                                    help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
+    runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name and "
+                                         "give it --model as its model (e.g. --runner hf-generate --model smollm2)."),
+    onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help="Score with this exported ONNX graph "
+                                        "(laya-cases export-onnx); --model names the tokenizer source [minilm]."),
+    unclamped: bool = typer.Option(False, "--unclamped", help="Laya checkpoints: use the raw bucket temperatures "
+                                   "instead of the served, clamped ones (S2.6, S7.4)."),
+    subfolder: Optional[str] = typer.Option(None, "--subfolder", help="Laya checkpoints: the checkpoint's "
+                                            "subfolder inside the directory or hub repository."),
     runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
                                                       help="Extra option for the runner's constructor, e.g. "
                                                            "onnx=model.onnx (repeatable; VALUE is JSON when it "
-                                                           "parses). Recorded in config.runner_options."),
+                                                           "parses). Recorded in extensions.run.runner_options."),
     crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
                                                   help="Exit N (3..255) with one line when the runner crashes "
                                                        "under --on-error fail, instead of 1 and a traceback (S9.7)."),
@@ -62,10 +70,17 @@ def run_command(
     from laya_cases.run import RunnerCrash, RunOptions, execute, parse_runner_options
 
     try:
+        extra = parse_runner_options(runner_option)
+        if onnx is not None:                      # --onnx PATH: the onnx runner, --model as tokenizer source
+            runner = runner or "onnx"
+            extra["onnx"] = str(onnx)
+        if unclamped:
+            extra["unclamped"] = True
+        if subfolder is not None:
+            extra["subfolder"] = subfolder
         opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
                           min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
-                          run_id=run_id, crash_exit_code=crash_exit_code,
-                          runner_options=parse_runner_options(runner_option))
+                          run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
         options = report_options(slice_, score_within, coverage, json_out)
         wh = warehouse_of(warehouse)
         checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads

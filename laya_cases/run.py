@@ -19,7 +19,7 @@ import math
 import platform
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import UsageError, __version__
 from . import dataset as D
@@ -66,6 +66,7 @@ class RunOptions:
     run_id: Optional[str] = None
     crash_exit_code: Optional[int] = None
     runner_options: Dict[str, Any] = field(default_factory=dict)   # extra constructor kwargs (--runner-option)
+    runner: Optional[str] = None             # --runner NAME: pick the runner, --model is its model
 
 
 _RESERVED = ("model", "device", "revision", "batch_size")
@@ -216,9 +217,9 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     rows = D.load(opts.dataset)
     mc = check_min_confidence(opts.min_confidence)
     if runner is None:
-        _name, cls, _arg = registry.resolve(opts.model)
+        _name, cls, _arg = registry.resolve(opts.model, opts.runner)
         _preflight(cls, opts, rows)
-        runner = registry.load(opts.model, device=opts.device, revision=opts.revision,
+        runner = registry.load(opts.model, opts.runner, device=opts.device, revision=opts.revision,
                                batch_size=opts.batch_size, **opts.runner_options)
     else:
         _preflight(runner, opts, rows)
@@ -294,8 +295,8 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
                        "max_chunk": max_chunk},
             "revisions": {info.model_id: info.revision},
         }
-        if opts.runner_options:
-            config["runner_options"] = dict(opts.runner_options)
+        if "onnx" in opts.runner_options:        # the reference's key for the same choice; other runner
+            config["onnx"] = opts.runner_options["onnx"]   # options live in extensions.run (S0.2)
         if errored:
             config["errored"] = errored
         settings = dict(info.settings)
@@ -305,6 +306,7 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
             "batch_size": opts.batch_size, "sort_by_length": bool(opts.sort_by_length),
             "min_confidence": opts.min_confidence, "on_error": opts.on_error,
             "crash_exit_code": opts.crash_exit_code, "runner_options": dict(opts.runner_options),
+            "runner_requested": opts.runner,
             "laya_cases_version": __version__,
             "versions": _versions(),
         })

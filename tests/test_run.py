@@ -172,12 +172,15 @@ def test_skip_reports_the_rest_and_the_report_command_agrees(tmp_path, doubles_r
 
 
 def test_runner_options_reach_the_constructor_and_the_config(tmp_path, doubles_registered):
-    """`--runner-option KEY=VALUE` is a constructor kwarg (JSON when it parses), recorded in config."""
+    """`--runner-option KEY=VALUE` is a constructor kwarg (JSON when it parses), recorded in extensions.run
+    (never inside the reference-shaped config, S0.2)."""
     out = tmp_path / "r.json"
     res = _invoke("run", DS_BATCH, "--model", "exploding-double", "--on-error", "skip", "--runner-option",
                   "depth=3", "--runner-option", "path=x.onnx", "--json", str(out), "-w", str(tmp_path / "wh"))
     assert res.exit_code == 0, res.stderr
-    assert json.loads(out.read_text())["config"]["runner_options"] == {"depth": 3, "path": "x.onnx"}
+    doc = json.loads(out.read_text())
+    assert doc["extensions"]["run"]["runner_options"] == {"depth": 3, "path": "x.onnx"}
+    assert "runner_options" not in doc["config"]
     bad = _invoke("run", DS_BATCH, "--runner-option", "colour=red", "-w", str(tmp_path / "wh"))
     assert bad.exit_code == 2 and "the minilm runner takes no option(s) colour" in bad.stderr
     reserved = _invoke("run", DS_BATCH, "--runner-option", "device=cuda", "-w", str(tmp_path / "wh"))

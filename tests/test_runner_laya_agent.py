@@ -18,7 +18,6 @@ import laya_cases_cli.commands  # noqa: F401  (registers every command)
 import laya_checkpoint
 from helpers import ROOT
 from laya_cases import report as R
-from laya_cases.run import RunOptions, execute
 from laya_cases.runners.laya_agent import LayaAgentRunner, unclamped_temperature
 from laya_cases.warehouse import Warehouse
 from laya_cases_cli.app import app
@@ -34,15 +33,16 @@ def checkpoint(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def store(checkpoint, tmp_path_factory) -> Warehouse:
-    """Two runs of the same checkpoint: `clamped` through `laya-cases run`, `unclamped` in-process."""
+    """Two runs of the same checkpoint through `laya-cases run`: served (clamped) and `--unclamped`."""
     root = tmp_path_factory.mktemp("laya-store") / "wh"
     result = CliRunner().invoke(app, ["run", str(DATASET), "--model", str(checkpoint), "-w", str(root),
                                       "--run-id", "clamped", "--batch-size", "8"])
     assert result.exit_code == 0, (result.stderr, result.exception)
-    wh = Warehouse(root)
-    runner = LayaAgentRunner(str(checkpoint.parent), subfolder=checkpoint.name, unclamped=True)
-    execute(wh, RunOptions(dataset=str(DATASET), run_id="unclamped", batch_size=8), runner=runner)
-    return wh
+    result = CliRunner().invoke(app, ["run", str(DATASET), "--model", str(checkpoint.parent), "--subfolder",
+                                      checkpoint.name, "--unclamped", "-w", str(root), "--run-id", "unclamped",
+                                      "--batch-size", "8"])
+    assert result.exit_code == 0, (result.stderr, result.exception)
+    return Warehouse(root)
 
 
 def _cases(wh: Warehouse, run_id: str):

@@ -50,8 +50,9 @@ def store(export_dir, torch_runner, tmp_path_factory) -> Warehouse:
     assert result.exit_code == 0, (result.stderr, result.exception)
     wh = Warehouse(root)
     execute(wh, RunOptions(dataset=str(DATASET), run_id="torch"), runner=torch_runner)
-    execute(wh, RunOptions(dataset=str(DATASET), run_id="int8"),
-            runner=ONNXRunner(onnx=str(export_dir / INT8_NAME)))
+    result = CliRunner().invoke(app, ["run", str(DATASET), "--onnx", str(export_dir / INT8_NAME), "--model",
+                                      "minilm", "-w", str(root), "--run-id", "int8"])
+    assert result.exit_code == 0, (result.stderr, result.exception)
     return wh
 
 
@@ -115,3 +116,15 @@ def test_export_onnx_refuses_a_file_as_out_dir(tmp_path):
     result = CliRunner().invoke(app, ["export-onnx", "--out", str(target)])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.startswith("laya-cases: --out") and len(result.stderr.splitlines()) == 1
+
+
+def test_int8_drift_is_visible_in_compare_and_diff(store):
+    """Issue acceptance: INT8 drift shows up in `laya-cases compare` (deltas) and `diff` (flips, shift)."""
+    root = str(store.root)
+    cmp = CliRunner().invoke(app, ["compare", "int8", "--baseline", "fp32", "-w", root])
+    assert "mean_confidence" in cmp.stdout and "diff=" in cmp.stdout
+    lines = {l.split()[0]: l for l in cmp.stdout.splitlines() if "diff=" in l}
+    assert any("diff=+0.0000" not in l and "diff=-0.0000" not in l for l in lines.values()), cmp.stdout
+    diff = CliRunner().invoke(app, ["diff", "fp32", "int8", "-w", root])
+    assert diff.exit_code in (0, 1), diff.stderr
+    assert "compared" in diff.stdout

@@ -53,14 +53,19 @@ def get_class(name: str) -> Type[Runner]:
     return _loaded[name]
 
 
-def resolve(model: Optional[str], **opts: Any) -> Tuple[str, Type[Runner], Optional[str]]:
-    """`--model` -> (runner name, runner class, model argument for the class or None).
+def resolve(model: Optional[str], runner: Optional[str] = None,
+            **opts: Any) -> Tuple[str, Type[Runner], Optional[str]]:
+    """`--model` (and `--runner`) -> (runner name, runner class, model argument for the class or None).
 
+    `--runner NAME` picks the runner outright and hands it `--model` as is (None: its default), for a
+    model two runners could read (SmolLM2 by next-token P(yes) or by generation, say).
     A registered name selects its runner with the runner's own default model. Anything else is
     offered to each runner's `accepts` in name order (a checkpoint directory, a hub id); the first
     that accepts it gets it as its `model` argument. `opts` are the load options, unused here but
     part of the hook so a rule may depend on them later.
     """
+    if runner is not None:
+        return runner, get_class(runner), model
     model = DEFAULT_MODEL if model is None else model
     if model in names():
         return model, get_class(model), None
@@ -77,9 +82,9 @@ def resolve(model: Optional[str], **opts: Any) -> Tuple[str, Type[Runner], Optio
     raise UsageError("unknown model %r; choose one of %s" % (model, ", ".join(names())))
 
 
-def load(model: Optional[str], **opts: Any) -> Runner:
+def load(model: Optional[str], runner: Optional[str] = None, **opts: Any) -> Runner:
     """Resolve and construct; only options that were given (not None) are passed on."""
-    name, cls, model_arg = resolve(model, **opts)
+    name, cls, model_arg = resolve(model, runner, **opts)
     kwargs = {k: v for k, v in opts.items() if v is not None}
     if model_arg is not None:
         kwargs["model"] = model_arg
