@@ -20,10 +20,11 @@ app = typer.Typer(
     help="laya-cases: every evaluation decision is a Parquet row; every metric is SQL over them.\n\n"
          "Typical flow: `laya-cases ingest answers.jsonl` (or `run`), then `laya-cases report RUN`, "
          "and `laya-cases sql \"SELECT ...\"` for your own questions.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    rich_markup_mode=None)       # help texts show [default: ...] literally, not as markup
 
 WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_CASES_WAREHOUSE",
-                         help="Warehouse directory [default: ./warehouse; env LAYA_CASES_WAREHOUSE].")
+                         help="Warehouse directory [default: ./warehouse].")
 
 
 def fail(message: str) -> None:

@@ -93,6 +93,8 @@ def run_command(
             traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
         typer.echo("laya-cases: %s" % crash, err=True)
         raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
+    # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
+    typer.echo("laya-cases: committed run %s to %s (laya-cases report %s)" % (rid, wh.root, rid), err=True)
     emit_report(wh, rid, options, slice_ or [], json_out, markdown_out, gate=checked)
 
 

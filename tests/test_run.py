@@ -370,4 +370,5 @@ def test_cli_run_on_support_offline_is_reproduced_by_report(tmp_path):
     assert doc["extensions"]["run"]["runner"] == "minilm" and doc["extensions"]["run"]["kind"] == "run"
     assert {"choice_accuracy", "noul_accuracy", "score_mae", "latency_p50_ms"} <= set(doc["overall"])
     assert doc["config"]["dataset_sha256"] == hashlib.sha256((ROOT / "data/support.jsonl").read_bytes()).hexdigest()
-    assert run.stderr == ""                              # no progress bar or load noise off a terminal
+    # no progress bar or load noise off a terminal: only where the run went
+    assert run.stderr == "laya-cases: committed run demo to %s (laya-cases report demo)\n" % wh
