@@ -13,11 +13,11 @@ DIR receives `model.onnx`, optionally `model.int8.onnx`, the tokenizer (`tokeniz
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
 import warnings
+from .identity import file_sha256
 from pathlib import Path
 from typing import Any, Dict
 
@@ -25,14 +25,6 @@ OPSET = 17
 FP32_NAME = "model.onnx"
 INT8_NAME = "model.int8.onnx"
 META_NAME = "export.json"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _pooled_module(encoder: Any) -> Any:
@@ -88,7 +80,7 @@ def export(out: str, int8: bool = False) -> Dict[str, Any]:
                           "attention_mask": {0: "batch", 1: "sequence"}, "embedding": {0: "batch"}},
             opset_version=OPSET, dynamo=False)
     shutil.copy(src / "tokenizer.json", out_dir / "tokenizer.json")
-    files = {FP32_NAME: _sha256(fp32), "tokenizer.json": _sha256(out_dir / "tokenizer.json")}
+    files = {FP32_NAME: file_sha256(fp32), "tokenizer.json": file_sha256(out_dir / "tokenizer.json")}
     if int8:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -98,7 +90,7 @@ def export(out: str, int8: bool = False) -> Dict[str, Any]:
             quantize_dynamic(str(fp32), str(out_dir / INT8_NAME), weight_type=QuantType.QInt8, per_channel=True)
         finally:
             logging.disable(previous)
-        files[INT8_NAME] = _sha256(out_dir / INT8_NAME)
+        files[INT8_NAME] = file_sha256(out_dir / INT8_NAME)
     meta = {"model_id": MODEL_ID, "package": "%s %s" % (PACKAGE, version(PACKAGE)), "opset": OPSET,
             "exporter": "torch.onnx.export(dynamo=False), torch %s" % torch.__version__,
             "outputs": "embedding = L2-normalised mean pool over the attention mask",

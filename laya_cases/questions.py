@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, List
+from typing import Any, List, Optional
 
 TYPES = ("choice", "score", "noul")
 NOUL_DEFAULT = {"false": "no, the statement does not hold", "true": "yes, the statement holds"}
@@ -78,14 +78,18 @@ def bucket(kind: str, k: int) -> str:
     return "%s:%s" % (kind, size)
 
 
-def clamp_temperature(value: Any) -> float:
-    """S2.6: min(5, max(0.5, T)); a bool, unparseable value, NaN or inf becomes 1.0."""
+def temperature_value(value: Any) -> Optional[float]:
+    """A configured temperature as a finite float, or None for a bool, unparseable value, NaN or inf."""
     if isinstance(value, bool):
-        return 1.0
+        return None
     try:
         t = float(value)
     except (TypeError, ValueError):
-        return 1.0
-    if not math.isfinite(t):
-        return 1.0
-    return min(5.0, max(0.5, t))
+        return None
+    return t if math.isfinite(t) else None
+
+
+def clamp_temperature(value: Any) -> float:
+    """S2.6: min(5, max(0.5, T)); a bool, unparseable value, NaN or inf becomes 1.0."""
+    t = temperature_value(value)
+    return 1.0 if t is None else min(5.0, max(0.5, t))

@@ -5,9 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import shutil
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

@@ -18,7 +18,8 @@ import laya_cases_cli.commands  # noqa: F401
 from helpers import ROOT
 from laya_cases import UsageError
 from laya_cases import dataset as D
-from laya_cases.onnx_export import INT8_NAME, _sha256
+from laya_cases.identity import file_sha256
+from laya_cases.onnx_export import INT8_NAME
 from laya_cases.run import RunOptions, execute
 from laya_cases.runners.minilm import MiniLMRunner
 from laya_cases.runners.onnx_runner import ONNXRunner
@@ -70,7 +71,7 @@ def test_export_records_what_it_wrote(export_dir):
     meta = json.loads((export_dir / "export.json").read_text())
     assert meta["opset"] == 17 and "QInt8 per_channel" in meta["quantization"][INT8_NAME]
     for name, digest in meta["files"].items():
-        assert _sha256(export_dir / name) == digest
+        assert file_sha256(export_dir / name) == digest
 
 
 def test_fp32_onnx_matches_torch_minilm(store, export_dir, torch_runner):

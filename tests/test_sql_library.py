@@ -14,7 +14,6 @@ Continuation lines (`--` plus more spaces) extend the key above them.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest

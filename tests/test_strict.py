@@ -1,7 +1,6 @@
 """`validate --strict` (S9.6): every finding with path:line, qid and field; errors exit 2, warnings do not."""
 from __future__ import annotations
 
-import json
 
 from helpers import cli, write_jsonl
 

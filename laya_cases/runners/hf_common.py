@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import questions as Q
+from ..identity import file_sha256
 
 SMOLLM2 = "smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -127,14 +128,6 @@ def source_facts(local_dir: str) -> Dict[str, Any]:
         return json.loads((Path(local_dir) / _SOURCE_FILE).read_text())
     except (OSError, ValueError):
         return {}
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # ------------------------------------------------------------------------------ prompts (S8.2)

@@ -16,7 +16,6 @@ Every decision records the temperature applied and its bucket (columns `temperat
 """
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Dict, List, Optional
 
@@ -29,13 +28,8 @@ _HUB_PREFIX = "convaiinnovations/"
 
 def unclamped_temperature(raw: Any) -> float:
     """The raw temperature as a divisor: finite numbers as shipped (floored at 0.001), else 1.0."""
-    if isinstance(raw, bool):
-        return 1.0
-    try:
-        t = float(raw)
-    except (TypeError, ValueError):
-        return 1.0
-    return max(0.001, t) if math.isfinite(t) else 1.0
+    t = Q.temperature_value(raw)
+    return 1.0 if t is None else max(0.001, t)
 
 
 def _option_count(body: Dict[str, Any]) -> int:

@@ -9,7 +9,6 @@ max_length, padding to the longest text of a micro-batch); only the forward diff
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 from .. import UsageError
 from .base import Capabilities, RunnerInfo
 from .embedding import RULE, EmbeddingRunner
+from ..identity import file_sha256
 
 DEFAULT_TOKENIZER = "minilm"
 _QUANT_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul", "DequantizeLinear"}
@@ -37,14 +37,6 @@ def _tokenizer_file(model: str) -> Path:
         raise UsageError("--model %s: no tokenizer.json there (the ONNX runner reads its tokenizer from "
                          "`minilm` or a directory holding tokenizer.json)" % model)
     return path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ONNXRunner(EmbeddingRunner):
@@ -99,7 +91,7 @@ class ONNXRunner(EmbeddingRunner):
         self.info = RunnerInfo(
             runner=self.name, model_id=MODEL_ID if model == DEFAULT_TOKENIZER else model, revision=None,
             device="cpu", dtype="int8 (dynamic)" if quantized else "float32", max_length=MAX_LENGTH,
-            settings={"onnx": str(onnx), "onnx_sha256": _sha256(Path(onnx)), "tokenizer": str(tok_path),
+            settings={"onnx": str(onnx), "onnx_sha256": file_sha256(Path(onnx)), "tokenizer": str(tok_path),
                       "quantized_ops": quantized, "export": meta or None,
                       "onnxruntime": ort.__version__, "decision_rule": RULE,
                       "temperature": self.temperature, "pooling": "in graph: mean over attention mask, L2-normalised",
