@@ -30,9 +30,12 @@ def invoke(*args: str):
 
 
 def usage_error(result) -> str:
-    """Exit 2 with exactly one `laya-cases:` line on stderr; returns the message."""
+    """Exit 2 with exactly one `laya-cases:` line on stderr; returns the message.
+
+    `run` first says where it committed the run (an evaluation already happened, S6.8); that
+    notice is not part of the error."""
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr, result.exception)
-    lines = result.stderr.splitlines()
+    lines = [l for l in result.stderr.splitlines() if not l.startswith("laya-cases: committed run ")]
     assert len(lines) == 1 and lines[0].startswith("laya-cases: "), result.stderr
     return lines[0][len("laya-cases: "):]
 
