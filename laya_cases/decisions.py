@@ -37,6 +37,15 @@ def _utf8(text: str) -> str:
     return text
 
 
+def _aligned(probs: Any, options: List[str]) -> Optional[List[Optional[float]]]:
+    """The answer's {label: p} as a list in option order (null where absent); None without any."""
+    if not isinstance(probs, dict) or not probs:
+        return None
+    if not all(type(k) is str for k in probs):
+        probs = {str(k): v for k, v in probs.items()}
+    return [v if type(v) is float else _num(v) for v in map(probs.get, options)]
+
+
 class DecisionBuffer:
     """Accumulates decision rows column-wise and hands them out as Arrow record batches."""
 
@@ -44,15 +53,18 @@ class DecisionBuffer:
         self._cols: Dict[str, List[Any]] = {f.name: [] for f in DECISION_SCHEMA}
         self._seen: Dict[str, int] = {}
         self._slice_sets: Dict[tuple, int] = {}
+        self._bodies: Dict[str, tuple] = {}      # body JSON -> its rendered facts (rows repeat questions)
         self.n_cases = 0
         self.n_errors = 0
 
     def __len__(self) -> int:
         return len(self._cols["row_index"])
 
-    def _case_id(self, row: Row, qid: str) -> str:
-        body = row.questions.get(qid)
-        digest = hashlib.blake2b(_json([row.state, qid, body]).encode("utf-8"), digest_size=10).hexdigest()
+    def _case_id(self, row: Row, qid: str, body_json: Optional[str] = None) -> str:
+        if body_json is None:
+            body_json = _json(row.questions.get(qid))
+        key = "%s\x00%s\x00%s" % (_json(row.state), qid, body_json)
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
         n = self._seen.get(digest, 0) + 1
         self._seen[digest] = n
         return digest if n == 1 else "%s#%d" % (digest, n)
@@ -81,24 +93,29 @@ class DecisionBuffer:
                  extra: Optional[Dict[str, Any]] = None) -> None:
         """One case. Raises answers.AnswerError when a field cannot be read."""
         label = row.expected[qid]
-        body = row.questions.get(qid)
-        body = body if isinstance(body, dict) else {}
-        options = Q.option_labels(body)
+        raw_body = row.questions.get(qid)
+        body_json = _json(raw_body)
+        facts = self._bodies.get(body_json)
+        if facts is None:                        # render each distinct question body once
+            body = raw_body if isinstance(raw_body, dict) else {}
+            facts = (Q.option_labels(body), Q.option_texts(body), Q.instructions_text(body),
+                     None if body.get("type") is None else str(body.get("type")))
+            if len(self._bodies) > 4096:
+                self._bodies.clear()
+            self._bodies[body_json] = facts
+        options, option_texts, instructions, question_type = facts
         conf, source = A.confidence(answer)
         correct = A.correct(answer, label)
         kind = answer.get("type")
-        probs = answer.get("probabilities")
-        by_label = {str(k): _num(v) for k, v in probs.items()} if isinstance(probs, dict) else {}
         values = self._row_facts(row, model, call or {})
         values.update({
-            "case_id": self._case_id(row, qid), "qid": qid, "qid_pos": qid_pos,
-            "question_type": None if body.get("type") is None else str(body.get("type")),
-            "instructions": Q.instructions_text(body),
-            "options": options, "option_texts": Q.option_texts(body),
+            "case_id": self._case_id(row, qid, body_json), "qid": qid, "qid_pos": qid_pos,
+            "question_type": question_type, "instructions": instructions,
+            "options": list(options), "option_texts": list(option_texts),
             "expected_json": _json(label), "expected_kind": A.expected_kind(label),
             "answer_type": None if kind is None else str(kind),
             "answer_json": _utf8(_json(answer)), "predicted": A.predicted(answer),
-            "probabilities": [by_label.get(o) for o in options] if by_label else None,
+            "probabilities": _aligned(answer.get("probabilities"), options),
             "noul_p": _num(answer.get("noul")), "score_value": _num(answer.get("score")),
             "answer_confidence": _num(answer.get("answer_confidence")),
             "confidence_field": _num(answer.get("confidence")),
