@@ -146,6 +146,29 @@ def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out
     return doc
 
 
+@app.command()
+def plot(
+    run_id: str = typer.Argument(..., help="A run id (see `laya-cases runs`)."),
+    out: Path = typer.Option(Path("plots"), "--out", help="Directory for reliability.png and risk_coverage.png."),
+    by: Optional[str] = typer.Option(None, "--by", help="Draw one reliability line per group of this slice "
+                                     "dimension (language, model, qid or tag)."),
+    warehouse: Optional[Path] = WAREHOUSE,
+) -> None:
+    """Draw the reliability diagram and the risk-coverage curve of a run (numbers from the report's SQL)."""
+    from laya_cases.plots import plot_report
+
+    try:
+        if by is not None and by not in R.DIMENSIONS:
+            raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
+        wh = warehouse_of(warehouse)
+        wh.require_run(run_id)
+        doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=False))
+        for path in plot_report(doc, out, by):
+            typer.echo(str(path))
+    except UsageError as exc:
+        fail(str(exc))
+
+
 @app.command("sql")
 def sql_command(
     query: str = typer.Argument(..., help="SQL over the views `cases`, `decisions`, `errors` and `runs`."),
