@@ -364,11 +364,54 @@ def check_thresholds(con: duckdb.DuckDBPyConnection, mins: Dict[str, float], max
 
 
 # ------------------------------------------------------------------------------- baseline compare (S6.4)
+ORDER_DEPENDENT = ("ece", "brier", "aurc")
+
+
+def reference_order_values(cases: Optional[Sequence[Dict[str, Any]]]) -> Dict[str, float]:
+    """ece, brier and aurc exactly as laya-evals computes them: its own functions, over the paired
+    cases in case order (row, then `expected` order, S4.4).
+
+    Ours are exactly rounded sums (S9.8), so they are the same under any row order; the reference's
+    are numpy pairwise means in case order, which can differ from ours in the last bit. Against a
+    baseline written by the reference, a gate with tolerance 0 (S6.4) must not fail on that bit, so
+    this one comparison reads these three the reference's way. Empty when laya is not installed.
+    """
+    try:
+        from laya import evals
+    except ImportError:
+        return {}
+    paired = [(c["confidence"], c["correct"]) for c in cases or ()
+              if isinstance(c, dict) and c.get("confidence") is not None and c.get("correct") is not None]
+    if not paired:
+        return {}
+    confs, corrects = [p[0] for p in paired], [p[1] for p in paired]
+    out = {}
+    for name, fn in (("ece", evals.ece), ("brier", evals.brier), ("aurc", evals.aurc)):
+        value = fn(confs, corrects)
+        if value is not None and not math.isnan(value):
+            out[name] = float(value)
+    return out
+
+
+def written_by_reference(baseline: Any) -> bool:
+    """A report laya-cases writes always has `extensions` (S9.1); laya-evals' and bare maps never do."""
+    return isinstance(baseline, dict) and "extensions" not in baseline
+
+
 def compare(con: duckdb.DuckDBPyConnection, config: Dict[str, Any], overall: Any, baseline: Any,
-            tolerances: Optional[Dict[str, float]]) -> Tuple[bool, List[Dict[str, Any]]]:
-    """S6.4 over `gate_metrics` (candidate side): (ok, delta rows sorted by metric)."""
+            tolerances: Optional[Dict[str, float]],
+            cases: Optional[Sequence[Dict[str, Any]]] = None) -> Tuple[bool, List[Dict[str, Any]]]:
+    """S6.4 over `gate_metrics` (candidate side): (ok, delta rows sorted by metric).
+
+    Against a reference-written baseline the candidate's ece/brier/aurc are read in the reference's
+    summation order (`reference_order_values`), so an unchanged run compares exactly."""
     if not isinstance(baseline, dict):
         raise UsageError("baseline report must be a JSON object, got %s" % type(baseline).__name__)
+    ref: Dict[str, float] = {}
+    if written_by_reference(baseline) and isinstance(overall, dict) and any(m in overall for m in ORDER_DEPENDENT):
+        ref = {m: v for m, v in reference_order_values(cases).items() if m in overall}
+    _register(con, "cmp_reference_order", {"metric": (pa.string(), list(ref)),
+                                           "value": (pa.float64(), list(ref.values()))})
     base = metric_map(baseline.get("overall", baseline), "baseline")
     metric_map(overall, "report", allow_empty=True)
     tolerances = tolerance_map(tolerances)
@@ -525,7 +568,7 @@ class Gate:
         result = GateResult(failures=check_thresholds(con, mins, maxs))
         if self.baseline_ref:
             result.compare_ok, result.deltas = compare(con, config, doc.get("overall", {}), self.baseline,
-                                                       self.tolerances)
+                                                       self.tolerances, doc.get("cases"))
             if not result.compare_ok:
                 result.failures.append("baseline comparison failed")
             refusal = comparability_failure(config, self.baseline)
@@ -567,7 +610,8 @@ def compare_documents(document: Dict[str, Any], baseline: Dict[str, Any], tolera
     con = connect()
     load_report_tables(con, {"candidate": candidate, "baseline": baseline}, cases=policy is not None)
     result = GateResult()
-    result.compare_ok, result.deltas = compare(con, candidate["config"], candidate["overall"], baseline, tolerances)
+    result.compare_ok, result.deltas = compare(con, candidate["config"], candidate["overall"], baseline, tolerances,
+                                               candidate["cases"])
     refusal = comparability_failure(candidate["config"], baseline)
     if refusal:
         result.failures.append(refusal)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import random
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -17,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
-from helpers import ROOT, snapshot_tree
+from helpers import ROOT, snapshot_tree, write_jsonl
 from laya_cases import gates as G
 from laya_cases_cli.app import app
 
@@ -238,3 +239,36 @@ def test_identity_reads_top_level_keys_s5_6():
     report = evals.EvalReport(config={"schema": "laya-tournament-evals-report/1", "tournament_group_size": 4})
     assert report.comparable_to({"schema": "laya-tournament-evals-report/1",
                                  "config": {"tournament_group_size": 8}}) == (False, reasons)
+
+
+def test_reference_baseline_on_order_dependent_sums_still_passes_at_tolerance_0(tmp_path):
+    """Our ece/brier/aurc are exactly rounded sums (S9.8); the reference's are pairwise means in case
+    order and can differ in the last bit. Against a laya-evals baseline of the same answers, compare
+    reads those three the reference's way, so tolerance 0 passes (issue acceptance, S6.4 (e))."""
+    rng = random.Random(11)
+    labels = ["a", "b", "c", "d"]
+    body = {"intent": {"type": "choice", "instructions": "pick", "criteria": labels}}
+    rows = []
+    for i in range(400):
+        gold, p = rng.choice(labels), round(rng.uniform(0.25, 1.0), 4)
+        pred = gold if rng.random() < p else rng.choice(labels)
+        rows.append({"state": "s%d" % i, "questions": body, "expected": {"intent": gold},
+                     "answers": {"intent": {"type": "choice", "choice": pred, "answer_confidence": p}}})
+    dataset = write_jsonl(tmp_path / "ds.jsonl", [{k: r[k] for k in ("state", "questions", "expected")} for r in rows])
+    answers = write_jsonl(tmp_path / "answers.jsonl", rows)
+    StandInRouter.answers = {json.dumps(r["state"]): r["answers"] for r in rows}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(laya, "Router", StandInRouter)
+        code, _, err = reference("run", dataset, "--json", tmp_path / "ref.json")
+    assert code == 0, err
+    wh = tmp_path / "wh"
+    assert invoke("ingest", answers, "--dataset", dataset, "-w", wh, "--run-id", "r").exit_code == 0
+    assert invoke("report", "r", "-w", wh, "--json", tmp_path / "ours.json").exit_code == 0
+    ours, ref = json.loads((tmp_path / "ours.json").read_text()), json.loads((tmp_path / "ref.json").read_text())
+    moved = [m for m in G.ORDER_DEPENDENT if ours["overall"][m] != ref["overall"][m]]
+    assert moved, "this data must exercise a last-bit difference"             # else the test proves nothing
+    assert all(abs(ours["overall"][m] - ref["overall"][m]) < 1e-12 for m in moved)
+    result = invoke("compare", "r", "-w", wh, "--baseline", tmp_path / "ref.json")
+    assert (result.exit_code, result.stderr) == (0, ""), result.stdout
+    # between two laya-cases reports nothing is re-read: our own values compare exactly
+    assert invoke("compare", "r", "-w", wh, "--baseline", tmp_path / "ours.json").exit_code == 0
