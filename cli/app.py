@@ -17,9 +17,16 @@ import typer
 from laya_cases.warehouse import Warehouse, resolve_root
 
 app = typer.Typer(
-    help="laya-cases: every evaluation decision is a Parquet row; every metric is SQL over them.\n\n"
-         "Typical flow: `laya-cases ingest answers.jsonl` (or `run`), then `laya-cases report RUN`, "
-         "and `laya-cases sql \"SELECT ...\"` for your own questions.",
+    help="laya-cases: every decision a model makes on a labelled dataset is a Parquet row in a "
+         "warehouse; every metric is SQL over those rows.\n\n"
+         "\b\nA first session:\n"
+         "  laya-cases run data/support.jsonl     # commit a run, print its report\n"
+         "  laya-cases runs                       # list the committed runs\n"
+         "  laya-cases report RUN --view table --slice language\n"
+         "  laya-cases sql \"SELECT qid, avg(correct::INT) FROM cases GROUP BY 1\"\n"
+         "  laya-cases diff RUN_A RUN_B --by language\n\n"
+         "The warehouse is ./warehouse unless -w DIR or LAYA_CASES_WAREHOUSE names another. Exit codes: "
+         "0 ok, 1 a gate failed, 2 a usage error. `laya-cases COMMAND --help` for each command.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
     rich_markup_mode=None)       # help texts show [default: ...] literally, not as markup
 
@@ -62,13 +69,11 @@ def print_result(result, fmt: str) -> None:
         writer.writerows(rows)
         typer.echo(buf.getvalue(), nl=False)
     else:
-        from rich.console import Console
-        from rich.table import Table
+        from laya_cases.views import render, result_table, terminal
 
-        table = Table(*columns, show_lines=False, header_style="bold")
-        for r in rows:
-            table.add_row(*["" if v is None else (("%.4f" % v) if isinstance(v, float) else str(v)) for v in r])
-        Console(width=max(100, sum(len(c) + 3 for c in columns))).print(table)
+        width, color = terminal()
+        width = max(width, sum(len(c) + 2 for c in columns))      # many columns: wider lines, not wrapped names
+        typer.echo(render([result_table(columns, rows)], width, color), nl=False)
 
 
 def main() -> None:

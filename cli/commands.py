@@ -3,3 +3,15 @@ from laya_cases_cli import store  # noqa: F401
 from laya_cases_cli import gates  # noqa: F401
 from laya_cases_cli import export  # noqa: F401
 from laya_cases_cli import run  # noqa: F401
+from laya_cases_cli.app import app
+
+# `laya-cases --help` lists the commands in this order: the everyday flow first, tools last.
+_ORDER = ["run", "ingest", "report", "runs", "sql", "plot", "diff", "compare", "validate", "massive", "export-onnx",
+          "gc"]
+
+
+def _name(info) -> str:
+    return info.name or info.callback.__name__.replace("_", "-")
+
+
+app.registered_commands.sort(key=lambda info: _ORDER.index(_name(info)) if _name(info) in _ORDER else len(_ORDER))

@@ -13,7 +13,17 @@ def export_onnx(
     out: Path = typer.Option(..., "--out", metavar="DIR", help="Directory for model.onnx, tokenizer.json, export.json."),
     int8: bool = typer.Option(False, "--int8", help="Also write model.int8.onnx (dynamic INT8, per-channel weights)."),
 ) -> None:
-    """Export the MiniLM embedder (pooling and L2 norm in the graph); run it with `--model DIR/model.onnx`."""
+    """Export the MiniLM embedder to ONNX, for `run --onnx`.
+
+    Writes model.onnx (opset 17, pooling and L2 norm in the graph), tokenizer.json and export.json
+    (sources and SHA-256s) into --out, with --int8 also model.int8.onnx; prints the model and
+    tokenizer paths.
+
+    \b
+    Examples:
+      laya-cases export-onnx --out onnx --int8
+      laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx
+    """
     if out.exists() and not out.is_dir():
         fail("--out %s exists and is not a directory" % out)
     from laya_cases.onnx_export import export

@@ -103,9 +103,14 @@ def compare(
                                                help="Also apply per-slice rules from a JSON policy (S6.5)."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Compare a saved report (or a run) with a baseline: deltas, comparability, policy (S6.9).
+    """Check a run or saved report against a baseline (S6.9).
 
-    Exit 0 when every delta is within tolerance and nothing failed, 1 otherwise, 2 on a usage error.
+    Writes nothing; prints a delta line for every shared overall metric. Exit 0 when every delta is within
+    tolerance (exact by default) and every policy rule passes, 1 otherwise, 2 on a usage error.
+
+    \b
+    Example:
+      laya-cases compare new-run --baseline eval/baseline.json --tolerance ece=0.02
     """
     try:
         policy = G.load_policy(str(gate_policy)) if gate_policy else None
@@ -130,18 +135,28 @@ def compare(
 def diff(
     run_a: str = typer.Argument(..., metavar="RUN_A", help="The reference run (before)."),
     run_b: str = typer.Argument(..., metavar="RUN_B", help="The run compared with it (after)."),
-    by: Optional[str] = typer.Option(None, "--by", metavar="DIM", help="Also per slice: language, model, qid or tag."),
+    by: Optional[str] = typer.Option(None, "--by", metavar="DIM", help="Also per group of DIM: language, model, qid or tag."),
     show: int = typer.Option(10, "--show", metavar="N", help="Flipped cases to print per direction (JSON lists all)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the diff as JSON here."),
-    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the diff as Markdown here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the diff as JSON here "
+                                            "(every flip)."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
+                                                help="Write the diff as Markdown here."),
     bootstrap: int = typer.Option(2000, "--bootstrap", metavar="B", help="Bootstrap replicates, 100..100000."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed (random.Random(seed), S9.5)."),
+    seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (random.Random(seed), S9.5)."),
     max_flip_rate: Optional[str] = typer.Option(None, "--max-flip-rate", metavar="R",
                                                 help="Fail (exit 1) when more than R of the paired cases flipped."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Case-level diff of two runs joined on case id: flips, per-slice accuracy delta with a paired
-    bootstrap 95% interval and an exact McNemar p-value, confidence shift, changed gold labels."""
+    """Compare two runs case by case: what flipped, and is it noise?
+
+    Joins the runs on case id and prints cases only in one run, right->wrong and wrong->right
+    flips, the accuracy delta (overall and per --by group) with a paired bootstrap 95% interval
+    and an exact McNemar p-value, the confidence shift and changed gold labels.
+
+    \b
+    Example:
+      laya-cases diff base int8 --by language --show 5
+    """
     from laya_cases.diff import diff as do_diff, markdown, text_lines
 
     try:

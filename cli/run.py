@@ -10,17 +10,17 @@ import typer
 from laya_cases import UsageError
 from laya_cases_cli.app import WAREHOUSE, app, fail, warehouse_of
 from laya_cases_cli.gates import gate_options, prepare_gate
-from laya_cases_cli.store import emit_report, report_options
+from laya_cases_cli.store import BOOTSTRAP, SEED, THRESHOLD, VIEW, check_view, emit_report, report_options
 
 
 @app.command("run")
 @gate_options
 def run_command(
-    dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Lines, spec S1)."),
-    model: Optional[str] = typer.Option(None, "--model", help="A runner name (minilm, use-multilingual, ... see "
-                                        "the error of an unknown one), or a model the runner recognises (a "
-                                        "checkpoint directory, a hub id). Overrides every row's `model`. "
-                                        "[default: minilm, rows keep their `model`]"),
+    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines, spec S1)."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="M", help="minilm, use-multilingual, smollm2, a "
+                                        "Laya checkpoint directory or hub id, or a Hugging Face directory for "
+                                        "--runner; an unknown one lists the choices. Overrides every row's "
+                                        "`model`. [default: minilm; rows keep their `model`]"),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N",
                                              help="Rows per call when consecutive rows share model and "
                                                   "questions (S6.12); N <= 1: one row per call."),
@@ -29,27 +29,29 @@ def run_command(
     min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="T",
                                                    help="Abstention gate in [0, 1] (S6.11): marks answers "
                                                         "passed/abstained/unevaluated; metrics are unchanged."),
-    on_error: str = typer.Option("fail", "--on-error", help="fail: a runner error stops the run, nothing is "
+    on_error: str = typer.Option("fail", "--on-error", metavar="fail|skip", help="fail: a runner error stops the run, nothing is "
                                  "committed (exit 1); skip: record the failed rows as errors and go on."),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu, cuda, ... as the runner supports."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runner supports."),
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA",
                                            help="Pin the checkpoint revision (runners that load from a hub)."),
-    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run id [default: <UTC time>-<random>]."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report JSON here."),
-    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown tables here."),
-    slice_: Optional[List[str]] = typer.Option(None, "--slice", help="Print this slice dimension too: "
-                                               "language, model, qid or tag (repeatable)."),
-    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X",
-                                                       help="Add score_within_X (repeatable; X finite, >= 0)."),
-    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
-                                                   help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON here "
+                                            "(reference keys plus `extensions`)."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
+                                                help="Write the metrics as Markdown tables here."),
+    slice_: Optional[List[str]] = typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
+                                               "group of DIM: language, model, qid or tag (repeatable)."),
+    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X", help="Add score_within_X: "
+                                                       "share of score answers within X of the label (repeatable)."),
+    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C", help="Add selective accuracy "
+                                                   "at coverage C in (0, 1] to extensions (repeatable; S9.3)."),
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name and "
                                          "give it --model as its model (e.g. --runner hf-generate --model smollm2)."),
     onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help="Score with this exported ONNX graph "
                                         "(laya-cases export-onnx); --model names the tokenizer source [minilm]."),
     unclamped: bool = typer.Option(False, "--unclamped", help="Laya checkpoints: use the raw bucket temperatures "
                                    "instead of the served, clamped ones (S2.6, S7.4)."),
-    subfolder: Optional[str] = typer.Option(None, "--subfolder", help="Laya checkpoints: the checkpoint's "
+    subfolder: Optional[str] = typer.Option(None, "--subfolder", metavar="DIR", help="Laya checkpoints: the checkpoint's "
                                             "subfolder inside the directory or hub repository."),
     runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
                                                       help="Extra option for the runner's constructor, e.g. "
@@ -58,13 +60,24 @@ def run_command(
     crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
                                                   help="Exit N (3..255) with one line when the runner crashes "
                                                        "under --on-error fail, instead of 1 and a traceback (S9.7)."),
+    threshold: Optional[List[float]] = THRESHOLD,
+    bootstrap: int = BOOTSTRAP,
+    seed: int = SEED,
+    view: str = VIEW,
     warehouse: Optional[Path] = WAREHOUSE,
     gate=None,
 ) -> None:
-    """Run a model over a labelled dataset, commit every decision as a run, and print its report.
+    """Score a model on a dataset; commit and report the run.
 
-    The printed report and the --json/--markdown files are exactly what `laya-cases report RUN`
-    gives later from the store.
+    Every decision is committed to the warehouse as a new run (its id on stderr, with a progress
+    bar while it runs on a terminal). stdout and the --json/--markdown files are exactly what
+    `laya-cases report RUN` gives later from the store.
+
+    \b
+    Examples:
+      laya-cases run data/support.jsonl --slice language
+      laya-cases run data/support.jsonl --model use-multilingual --view table
+      laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx --run-id int8
     """
     from laya_cases.progress import RowProgress
     from laya_cases.run import RunnerCrash, RunOptions, execute, parse_runner_options
@@ -81,10 +94,12 @@ def run_command(
         opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
                           min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
                           run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
-        options = report_options(slice_, score_within, coverage, json_out)
+        options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed,
+                                 thresholds=threshold)
+        check_view(view)
         wh = warehouse_of(warehouse)
         checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
-        with RowProgress("run") as bar:
+        with RowProgress("run", waiting="loading the model") as bar:
             rid = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except UsageError as exc:
         fail(str(exc))
@@ -94,22 +109,33 @@ def run_command(
         typer.echo("laya-cases: %s" % crash, err=True)
         raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
     # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
-    typer.echo("laya-cases: committed run %s to %s (laya-cases report %s)" % (rid, wh.root, rid), err=True)
-    emit_report(wh, rid, options, slice_ or [], json_out, markdown_out, gate=checked)
+    n_errors = wh.connect([rid]).execute("SELECT n_errors FROM runs").fetchone()[0]
+    errored = ("; %d errored record(s): laya-cases sql \"SELECT row_index, qid, error FROM errors WHERE run_id = '%s'\""
+               % (n_errors, rid)) if n_errors else ""        # under skip, an all-errored run prints no metric
+    typer.echo("laya-cases: committed run %s to %s (laya-cases report %s)%s" % (rid, wh.root, rid, errored), err=True)
+    emit_report(wh, rid, options, slice_ or [], json_out, markdown_out, gate=checked, view=view)
 
 
 @app.command("massive")
 def massive_command(
-    locale: str = typer.Argument(..., help="MASSIVE locale, e.g. en-US or de-DE."),
+    locale: str = typer.Argument(..., metavar="LOCALE", help="MASSIVE locale, e.g. en-US or de-DE."),
     rows: Optional[int] = typer.Option(100, "--rows", metavar="N", help="First N rows of the test file (S7.2); "
                                        "0 for all."),
     options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included."),
-    seed: int = typer.Option(13, "--seed", help="Sampling seed (a fresh random.Random(seed) per locale)."),
-    out: Path = typer.Option(..., "--out", help="Where to write the dataset (JSON Lines)."),
-    source: Optional[Path] = typer.Option(None, "--source", help="MASSIVE test folder or <locale>.jsonl "
+    seed: int = typer.Option(13, "--seed", metavar="S", help="Sampling seed (a fresh random.Random(seed) per locale)."),
+    out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the dataset (JSON Lines)."),
+    source: Optional[Path] = typer.Option(None, "--source", metavar="PATH", help="MASSIVE test folder or <locale>.jsonl "
                                           "[default: $LAYA_CASES_SHARED/data/massive/test]."),
 ) -> None:
-    """Write a MASSIVE intent dataset with the laya harness's option sampling (S7.1-S7.3)."""
+    """Write a MASSIVE intent dataset (one choice question per row).
+
+    Reads LOCALE's MASSIVE test split and writes --out: each row asks which of K intents the
+    utterance has, the options sampled as the laya harness samples them (S7.1-S7.3).
+
+    \b
+    Example:
+      laya-cases massive de-DE --rows 200 --out massive-de.jsonl
+    """
     from laya_cases.datasets import massive
 
     if rows is not None and rows < 0:

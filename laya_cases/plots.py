@@ -77,10 +77,6 @@ def risk_coverage(curve: List[Dict[str, Any]], aurc: Optional[float], path: Path
 
 def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -> List[Path]:
     """Write reliability.png (overall, or one line per group of `dim`) and risk_coverage.png."""
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError("cannot create %r: %s" % (str(out_dir), exc)) from None
     ext = doc["extensions"]
     run_id = ext["run"]["run_id"]
     if dim is None:
@@ -91,7 +87,14 @@ def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -
         groups = {"%s=%s" % (dim, k): v["reliability"] for k, v in sorted(slices.items()) if "reliability" in v}
         eces = {"%s=%s" % (dim, k): doc["slices"][dim][k].get("ece") for k in sorted(slices)}
     if not any(groups.values()):
+        if dim is not None and ext["overall"].get("reliability"):
+            raise UsageError("run %r has no %s group with paired cases to plot; drop --by or pick another "
+                             "dimension" % (run_id, dim))
         raise UsageError("run %r has no paired cases (confidence and correctness) to plot" % run_id)
+    try:                                 # only now: a refused plot leaves no directory behind
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError("cannot create %r: %s" % (str(out_dir), exc)) from None
     written = [out_dir / "reliability.png", out_dir / "risk_coverage.png"]
     reliability(groups, eces, written[0], "Reliability, run %s" % run_id)
     risk_coverage(ext["overall"].get("risk_coverage", []), doc["overall"].get("aurc"), written[1],

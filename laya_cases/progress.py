@@ -17,23 +17,38 @@ class _RateColumn(ProgressColumn):
         return Text("%8.1f rows/s" % task.speed if task.speed is not None else "       ? rows/s")
 
 
+def count_rows(path: str) -> Optional[int]:
+    """An estimate of a JSON Lines file's rows for the bar's total: non-blank lines not starting with
+    `#` (S1.1). None when unreadable: the real reader reports that, with its line number."""
+    try:
+        with open(path, "rb") as handle:
+            return sum(1 for line in handle if line.strip() and not line.lstrip().startswith(b"#"))
+    except OSError:
+        return None
+
+
 class RowProgress:
-    def __init__(self, label: str, total: Optional[int] = None):
+    """rows done / total, rows/s, elapsed, ETA on stderr; every call is a no-op off a terminal."""
+
+    def __init__(self, label: str, total: Optional[int] = None, waiting: Optional[str] = None):
         self.label, self.total = label, total
+        self.waiting = waiting                   # shown until set_total (e.g. while a model loads)
+        self.enabled = sys.stderr.isatty()
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   _RateColumn(), TimeElapsedColumn(),
                                   TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-                                  disable=not sys.stderr.isatty())
+                                  disable=not self.enabled)
         self._task = None
 
     def __enter__(self) -> "RowProgress":
         self._progress.__enter__()
-        self._task = self._progress.add_task(self.label, total=self.total)
+        label = self.label if self.waiting is None else "%s (%s)" % (self.label, self.waiting)
+        self._task = self._progress.add_task(label, total=self.total)
         return self
 
     def set_total(self, total: int) -> None:
         """The total, once known (a run knows it after loading the dataset)."""
-        self._progress.update(self._task, total=total)
+        self._progress.update(self._task, total=total, description=self.label)
 
     def update(self, done: int) -> None:
         self._progress.update(self._task, completed=done)

@@ -234,7 +234,11 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     dataset_sha = I.file_sha256(opts.dataset)
     labelled = I.LabelledRowsDigest()
     for row in rows:
-        labelled.add(row.raw)
+        try:
+            labelled.add(row.raw)
+        except UnicodeEncodeError:      # JSON "\ud800" parses, but cannot be stored as UTF-8 (as in ingest)
+            raise UsageError("%s:%d contains a lone surrogate escape (\\ud800-\\udfff): not valid Unicode text"
+                             % (opts.dataset, row.line_no)) from None
     sigs = [signature(r.questions) for r in rows]
     question_sets = list({sig: r.questions for sig, r in zip(sigs, rows)}.values())   # S5.2 needs each set once
     buffer = DecisionBuffer()

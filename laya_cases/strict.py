@@ -118,7 +118,7 @@ def label_findings(where: str, qid: str, body: Any, label: Any) -> List[Finding]
         if isinstance(label, bool) or not isinstance(label, (int, float)):
             return [Finding(where, f, "score label must be a number, got %s" % _kind(label))]
         k = len(body.get("criteria")) if isinstance(body.get("criteria"), list) else 0
-        if not math.isfinite(label) or not 0 <= label <= k - 1:
+        if (isinstance(label, float) and not math.isfinite(label)) or not 0 <= label <= k - 1:   # an int is finite, however large
             return [Finding(where, f, "score label must be a finite level in [0, %d], got %r" % (max(k - 1, 0), label))]
     return []
 

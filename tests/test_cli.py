@@ -312,7 +312,7 @@ def test_runs_in_three_formats(store):
     assert [(r["run_id"], r["n_cases"], r["kind"]) for r in as_csv] == [("base", "48", "ingest")]
     assert set(as_csv[0]) == set(as_json[0])
     table = invoke("runs", "-w", str(store))
-    assert table.exit_code == 0 and "base" in table.stdout and "n_cases" in table.stdout
+    assert table.exit_code == 0 and "base" in table.stdout and "cases/err" in table.stdout and "48/0" in table.stdout
 
 
 def test_runs_of_an_empty_or_missing_store(tmp_path):

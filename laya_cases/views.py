@@ -1,0 +1,263 @@
+"""Terminal views for people: the report as rich tables (`report --view table`) and the `runs` table.
+
+Rendering only: every number comes from the report document (report.build) or the runs view; the
+reference text format (report.text_lines, S4.5) stays the default and is never touched here.
+Tables are packed to the console width so nothing wraps into unreadable cells.
+"""
+from __future__ import annotations
+
+import io
+import math
+import os
+import shutil
+import sys
+from collections import Counter
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from .dataset import slice_key
+
+#: Metric families, in reading order: how accurate, how well calibrated, how good when selective.
+FAMILIES = (
+    ("accuracy", ("choice_accuracy", "noul_accuracy", "score_mae", "score_within_")),
+    ("calibration", ("mean_confidence", "ece", "brier")),
+    ("selective", ("aurc", "selective_accuracy@")),
+    ("timing", ("latency_", "cost_per_decision_")),
+)
+_NOTES = {"nan_dropped": "NaN, not published (S3.3)", "no_applicable_case": "no applicable case"}
+
+
+def _family(metric: str) -> int:
+    for i, (_, prefixes) in enumerate(FAMILIES):
+        if any(metric == p or (p.endswith(("_", "@")) and metric.startswith(p)) for p in prefixes):
+            return i
+    return len(FAMILIES)
+
+
+def _order(metric: str) -> Tuple[int, int, float, str]:
+    """Family first, then the family's listed order, then the number in the name (score_within_2
+    before score_within_10), then the name."""
+    fam = _family(metric)
+    prefixes = FAMILIES[fam][1] if fam < len(FAMILIES) else ()
+    pos = next((i for i, p in enumerate(prefixes) if metric == p or metric.startswith(p)), len(prefixes))
+    suffix = metric[len(prefixes[pos]):] if pos < len(prefixes) else ""
+    try:
+        number = float(suffix)
+    except ValueError:
+        number = 0.0
+    return fam, pos, number, metric
+
+
+def fmt(value: Any) -> str:
+    """4 decimals like the text view; NaN as `nan`; absent (None) blank."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return "nan" if isinstance(value, float) and math.isnan(value) else "%.4f" % value
+
+
+def _count(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _new_table(title: Optional[str] = None) -> Table:
+    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                 header_style="bold", pad_edge=False, show_edge=False)
+
+
+def _width(table: Table) -> int:
+    return Console(width=10_000).measure(table).maximum
+
+
+def terminal() -> Tuple[int, bool]:
+    """(width, color) for stdout: the terminal's width, else $COLUMNS or 100; color only on a terminal."""
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return shutil.get_terminal_size((100, 24)).columns, color
+
+
+def render(renderables: Iterable[Any], width: int = 100, color: bool = False) -> str:
+    """The renderables as text for a `width`-column terminal (ANSI styles only when `color`)."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
+                      highlight=False, emoji=False, soft_wrap=False)
+    for i, item in enumerate(renderables):
+        if i and isinstance(item, Table):
+            console.print()
+        console.print(item)
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())     # no trailing pad
+
+
+# ---------------------------------------------------------------------------- report
+def _metric_counts(counts: Dict[str, Any]) -> Tuple[Any, Any, Any]:
+    """(n, hits, n_paired) of one extensions entry; selective cuts count accepted of N paired."""
+    n = counts.get("n", counts.get("accepted"))
+    return n, counts.get("hits"), counts.get("n_paired", counts.get("N"))
+
+
+def overall_table(doc: Dict[str, Any]) -> Table:
+    overall, ext = doc["overall"], doc.get("extensions", {}).get("overall", {})
+    names = set(overall) | {k for k, v in ext.items() if isinstance(v, dict) and k != "coverage"}
+    rows = sorted(names, key=_order)
+    has_ci = any("ci" in (ext.get(m) or {}) for m in rows)
+    has_note = any((ext.get(m) or {}).get("reason") for m in rows if m not in overall)
+    table = _new_table("overall")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    for name in ("n", "hits", "n_paired"):
+        table.add_column(name, justify="right", no_wrap=True)
+    if has_ci:
+        table.add_column("95% CI", no_wrap=True)
+    if has_note:
+        table.add_column("note")
+    for i, metric in enumerate(rows):
+        counts = ext.get(metric) or {}
+        cells = [metric, fmt(overall.get(metric)), *map(_count, _metric_counts(counts))]
+        if has_ci:
+            ci = counts.get("ci")
+            cells.append("[%s, %s]" % (fmt(ci["lower"]), fmt(ci["upper"])) if ci else "")
+        if has_note:
+            cells.append(_NOTES.get(counts.get("reason"), counts.get("reason") or "") if metric not in overall else "")
+        last = i + 1 == len(rows) or _family(rows[i + 1]) != _family(metric)
+        table.add_row(*cells, end_section=last)
+    return table
+
+
+def cuts_table(doc: Dict[str, Any]) -> Optional[Table]:
+    """The extra coverage cuts (--coverage C, --threshold T), when any were asked for (S9.3)."""
+    cuts = doc.get("extensions", {}).get("overall", {}).get("coverage")
+    if not cuts:
+        return None
+    table = _new_table("coverage cuts")
+    for name, justify in (("cut", "left"), ("selective_accuracy", "right"), ("hits", "right"),
+                          ("accepted", "right"), ("N", "right"), ("coverage", "right"), ("cut confidence", "right")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    for name, c in cuts.items():
+        label = "confidence >= %s" % name.split(">=", 1)[1] if name.startswith("confidence>=") else "coverage %s" % name
+        table.add_row(label, fmt(c.get("selective_accuracy")), _count(c.get("hits")), _count(c.get("accepted")),
+                      _count(c.get("N")), fmt(c.get("coverage_actual")), fmt(c.get("cut_confidence")))
+    return table
+
+
+def case_counts(doc: Dict[str, Any], dim: str) -> Dict[str, int]:
+    """Cases per group of `dim`, from the report's case list with the S4.1 keys (a case counts once
+    per tag occurrence, as the reference groups)."""
+    counter: Counter = Counter()
+    for case in doc.get("cases", []):
+        if dim == "tag":
+            keys = [str(t) for t in case.get("tags") or []]
+        elif dim == "qid":
+            keys = [case.get("qid")]
+        else:
+            keys = [slice_key(case.get(dim))]
+        counter.update(k for k in keys if k is not None)
+    return dict(counter)
+
+
+def slice_tables(doc: Dict[str, Any], dim: str, width: int = 100) -> List[Table]:
+    """One table per group of columns that fits `width`: a row per group, metrics as columns."""
+    groups = doc.get("slices", {}).get(dim, {})
+    if not groups:
+        return [_new_table("by %s: no groups" % dim)]
+    metrics = sorted({m for values in groups.values() for m in values}, key=_order)
+    counts = case_counts(doc, dim) if doc.get("cases") else {}
+
+    def build(columns: Sequence[str], families: Sequence[str]) -> Table:
+        title = "by %s" % dim + (" (%s)" % ", ".join(families) if families else "")
+        table = _new_table(title)
+        table.add_column(dim, no_wrap=True, overflow="ellipsis", max_width=32)
+        table.add_column("cases", justify="right", no_wrap=True)
+        for metric in columns:
+            table.add_column(metric, justify="right", no_wrap=True)
+        for key in sorted(groups):
+            table.add_row(key, _count(counts.get(key)), *[fmt(groups[key].get(m)) for m in columns])
+        return table
+
+    tables: List[Table] = []
+    current: List[str] = []
+    names: List[str] = []
+    by_family: Dict[int, List[str]] = {}
+    for metric in metrics:
+        by_family.setdefault(_family(metric), []).append(metric)
+    for fam, columns in sorted(by_family.items()):
+        label = FAMILIES[fam][0] if fam < len(FAMILIES) else "other"
+        if _width(build(current + columns, names + [label])) <= width:
+            current, names = current + columns, names + [label]
+            continue
+        if current:
+            tables.append(build(current, names))
+        current, names = [], [label]
+        for metric in columns:                       # a family wider than the screen: split it
+            if current and _width(build(current + [metric], names)) > width:
+                tables.append(build(current, names))
+                current = []
+            current.append(metric)
+    if current or not tables:
+        tables.append(build(current, names))
+    return tables
+
+
+def report_view(doc: Dict[str, Any], slice_dims: Sequence[str] = (), width: int = 100) -> List[Any]:
+    """Everything `report --view table` prints, in order."""
+    run = doc.get("extensions", {}).get("run", {})
+    out: List[Any] = []
+    if run:
+        out.append("run %s (%s): %s rows, %s cases, %s errors" % (
+            run.get("run_id"), run.get("kind"), run.get("n_rows"), run.get("n_cases"), run.get("n_errors")))
+    out.append(overall_table(doc))
+    cuts = cuts_table(doc)
+    if cuts is not None:
+        out.append(cuts)
+    for dim in slice_dims:
+        out.extend(slice_tables(doc, dim, width))
+    return out
+
+
+# ---------------------------------------------------------------------------- sql
+def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
+    """A query result: floats to 4 decimals, NULL blank, numbers right-aligned."""
+    table = _new_table()
+    for i, name in enumerate(columns):
+        numeric = any(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in rows)
+        table.add_column(name, justify="right" if numeric else "left")
+    for r in rows:
+        table.add_row(*[fmt(v) if isinstance(v, float) else _count(v) for v in r])
+    return table
+
+
+# ---------------------------------------------------------------------------- runs
+def _tail(text: Optional[str], limit: int) -> str:
+    """Keep the end of a long model id or path (the informative part), marking the cut with …."""
+    text = text or ""
+    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+
+
+def runs_table(rows: Sequence[Dict[str, Any]], width: int = 100) -> Table:
+    """`laya-cases runs` for a terminal: creation time to the minute, cases/errors in one column, an
+    8-digit dataset hash; the model id and dataset path shrink to their last path part, then lose
+    their start, to fit `width`. `--format csv|json` has every column in full."""
+    cells = [[r["run_id"], (r.get("created_at") or "")[5:16].replace("T", " "), r.get("runner") or r.get("kind") or "",
+              r.get("model_id") or "", "%s/%s" % (_count(r.get("n_cases")), _count(r.get("n_errors"))),
+              r.get("dataset") or "", (r.get("dataset_sha256") or "")[:8]] for r in rows]
+    headers = ("run_id", "created", "runner", "model", "cases/err", "dataset", "data sha")
+    flexible = (3, 5)
+
+    def widest(i: int) -> int:
+        return max([len(headers[i])] + [len(c[i]) for c in cells])
+
+    room = width - sum(widest(i) for i in range(len(headers)) if i not in flexible) - 2 * (len(headers) - 1)
+    if widest(3) + widest(5) > room:                  # last path part only ("all-MiniLM-L6-v2", "support.jsonl")
+        cells = [[v.rstrip("/").rsplit("/", 1)[-1] if i in flexible else v for i, v in enumerate(c)] for c in cells]
+    if widest(3) + widest(5) > room:                  # still too wide: share the room, cut from the left
+        model = max(len(headers[3]), min(widest(3), room - min(widest(5), room // 2)))
+        limits = {3: model, 5: max(len(headers[5]), room - model)}
+        cells = [[_tail(v, limits[i]) if i in limits else v for i, v in enumerate(c)] for c in cells]
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False, collapse_padding=True)
+    for i, name in enumerate(headers):
+        table.add_column(name, justify="right" if i == 4 else "left", no_wrap=True, overflow="ellipsis")
+    for c in cells:
+        table.add_row(*c)
+    return table
