@@ -10,7 +10,8 @@ import typer
 from laya_cases import UsageError
 from laya_cases_cli.app import WAREHOUSE, app, fail, warehouse_of
 from laya_cases_cli.gates import gate_options, prepare_gate
-from laya_cases_cli.store import BOOTSTRAP, SEED, THRESHOLD, VIEW, check_view, emit_report, report_options
+from laya_cases_cli.store import (BOOTSTRAP, COVERAGE, JSON_OUT, MARKDOWN_OUT, SCORE_WITHIN, SEED, SLICE,
+                                  THRESHOLD, VIEW, check_view, emit_report, report_options)
 
 
 @app.command("run")
@@ -35,16 +36,11 @@ def run_command(
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA",
                                            help="Pin the checkpoint revision (runners that load from a hub)."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON here "
-                                            "(reference keys plus `extensions`)."),
-    markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
-                                                help="Write the metrics as Markdown tables here."),
-    slice_: Optional[List[str]] = typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
-                                               "group of DIM: language, model, qid or tag (repeatable)."),
-    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X", help="Add score_within_X: "
-                                                       "share of score answers within X of the label (repeatable)."),
-    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C", help="Add selective accuracy "
-                                                   "at coverage C in (0, 1] to extensions (repeatable; S9.3)."),
+    json_out: Optional[Path] = JSON_OUT,
+    markdown_out: Optional[Path] = MARKDOWN_OUT,
+    slice_: Optional[List[str]] = SLICE,
+    score_within: Optional[List[float]] = SCORE_WITHIN,
+    coverage: Optional[List[float]] = COVERAGE,
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name and "
                                          "give it --model as its model (e.g. --runner hf-generate --model smollm2)."),
     onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help="Score with this exported ONNX graph "

@@ -13,6 +13,16 @@ from laya_cases_cli.app import WAREHOUSE, app, fail, print_result, warehouse_of,
 from laya_cases_cli.gates import finish, gate_options, judge, prepare_gate
 
 
+# The report flags, shared by `report` and `run` (one definition each).
+JSON_OUT = typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON here (reference keys "
+                        "plus `extensions`).")
+MARKDOWN_OUT = typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as Markdown tables here.")
+SLICE = typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per group of DIM: language, model, "
+                     "qid or tag (repeatable).")
+SCORE_WITHIN = typer.Option(None, "--score-within", metavar="X", help="Add score_within_X: share of score answers "
+                            "within X of the label (repeatable).")
+COVERAGE = typer.Option(None, "--coverage", metavar="C", help="Add selective accuracy at coverage C in (0, 1] to "
+                        "extensions (repeatable; S9.3).")
 THRESHOLD = typer.Option(None, "--threshold", metavar="T", help="Add a cut accepting gate confidence >= T to "
                          "extensions (repeatable; S9.3).")
 BOOTSTRAP = typer.Option(0, "--bootstrap", metavar="B", show_default=False, help="Add 95% percentile intervals "
@@ -133,16 +143,11 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
 @gate_options
 def report(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
-    slice_: Optional[List[str]] = typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
-                                               "group of DIM: language, model, qid or tag (repeatable)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON here "
-                                            "(reference keys plus `extensions`)."),
-    markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
-                                                help="Write the metrics as Markdown tables here."),
-    score_within: Optional[List[float]] = typer.Option(None, "--score-within", metavar="X", help="Add score_within_X: "
-                                                       "share of score answers within X of the label (repeatable)."),
-    coverage: Optional[List[float]] = typer.Option(None, "--coverage", metavar="C", help="Add selective accuracy "
-                                                   "at coverage C in (0, 1] to extensions (repeatable; S9.3)."),
+    slice_: Optional[List[str]] = SLICE,
+    json_out: Optional[Path] = JSON_OUT,
+    markdown_out: Optional[Path] = MARKDOWN_OUT,
+    score_within: Optional[List[float]] = SCORE_WITHIN,
+    coverage: Optional[List[float]] = COVERAGE,
     threshold: Optional[List[float]] = THRESHOLD,
     bootstrap: int = BOOTSTRAP,
     seed: int = SEED,
