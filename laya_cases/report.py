@@ -222,18 +222,15 @@ def _json_ready(value: Any) -> Any:
 def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[float]) -> List[Dict[str, Any]]:
     """The reference `cases` list: row order, then `expected` order (S4.4)."""
     out = []
-    result = con.execute(
-        "SELECT qid, language, model, tags, expected_json, answer_json, confidence, correct, "
-        "choice_accuracy, noul_accuracy, score_mae FROM cases WHERE run_id = $run_id "
-        "ORDER BY row_index, qid_pos", {"run_id": run_id})
+    keys = [score_within_key(t) for t in score_within]
+    result = Q.query(con, "report/cases.sql", {"run_id": run_id, "tolerances": [float(t) for t in score_within]})
     while True:
         chunk = result.fetchmany(10000)
         if not chunk:
             break
-        for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae) in chunk:
+        for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae, within) in chunk:
             scores = {"choice_accuracy": ca, "noul_accuracy": na, "score_mae": mae, "mean_confidence": conf}
-            for tol in score_within:
-                scores[score_within_key(tol)] = None if mae is None else (1.0 if mae <= tol else 0.0)
+            scores.update(zip(keys, within))
             out.append({"qid": qid, "language": None if language is None else json.loads(language),
                         "model": None if model is None else json.loads(model), "tags": list(tags or []),
                         "expected": json.loads(expected), "answer": json.loads(answer),

@@ -5,8 +5,8 @@
 -- params: tolerance (finite, >= 0; the caller names the key in %g form)
 -- output: dim, key, value, n, hits
 SELECT dim, key,
-       CAST(sum(CASE WHEN err <= $tolerance THEN n ELSE 0 END) AS DOUBLE) / CAST(sum(n) AS DOUBLE) AS value,
+       sum(lc_score_within(err, $tolerance) * n) / CAST(sum(n) AS DOUBLE) AS value,
        sum(n) AS n,
-       sum(CASE WHEN err <= $tolerance THEN n ELSE 0 END) AS hits
+       CAST(sum(lc_score_within(err, $tolerance) * n) AS BIGINT) AS hits
 FROM slice_errors
 GROUP BY dim, key

@@ -1,0 +1,15 @@
+-- query: cases -- the reference `cases` list of one run, in case order
+-- spec: S4.4 (row order, then `expected` order; each case with qid, language, model, tags,
+--       expected, answer, confidence, correct and its per-evaluator scores), S3.7
+-- grain: one row per case
+-- input: cases
+-- params: run_id, tolerances (the requested score_within tolerances, in request order)
+-- output: qid, language, model, tags, expected_json, answer_json, confidence, correct,
+--         choice_accuracy, noul_accuracy, score_mae, score_within (one value per tolerance)
+-- engine: duckdb (a list comprehension over the bound tolerances)
+SELECT qid, language, model, tags, expected_json, answer_json, confidence, correct,
+       choice_accuracy, noul_accuracy, score_mae,
+       [lc_score_within(score_mae, t) FOR t IN $tolerances] AS score_within
+FROM cases
+WHERE run_id = $run_id
+ORDER BY row_index, qid_pos
