@@ -70,6 +70,7 @@ class Metrics:
     values: Dict[tuple, Dict[str, float]] = field(default_factory=dict)       # (dim, key) -> metric -> value
     counts: Dict[tuple, Dict[str, Dict[str, Any]]] = field(default_factory=dict)
     groups: List[tuple] = field(default_factory=list)
+    group_cases: Dict[tuple, int] = field(default_factory=dict)                # (dim, key) -> cases in it
     reliability: Dict[tuple, List[Dict[str, Any]]] = field(default_factory=dict)
     curve: List[Dict[str, Any]] = field(default_factory=list)
     timing: Dict[str, float] = field(default_factory=dict)
@@ -96,7 +97,9 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     Q.materialize(con, "pipeline/slice_errors.sql", "slice_errors")
     Q.materialize(con, "pipeline/levels.sql", "levels")
     Q.materialize(con, "metrics/reliability.sql", "reliability")
-    m.groups = [(r["dim"], r["key"]) for r in Q.rows(Q.query(con, "pipeline/groups.sql"))]
+    for r in Q.rows(Q.query(con, "pipeline/groups.sql")):
+        m.groups.append((r["dim"], r["key"]))
+        m.group_cases[(r["dim"], r["key"])] = r["n_cases"]
     for name in ("choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence", "ece", "brier", "aurc"):
         _collect(m, Q.rows(Q.query(con, "metrics/%s.sql" % name)))
         m.expected.append(name)
@@ -191,7 +194,7 @@ def _published(metrics: Metrics, group: tuple) -> Dict[str, float]:
 
 def _counts(metrics: Metrics, group: tuple, published: Dict[str, float]) -> Dict[str, Any]:
     counts = metrics.counts.get(group, {})
-    out: Dict[str, Any] = {}
+    out: Dict[str, Any] = {"n_cases": metrics.group_cases.get(group, 0)}
     for name in metrics.expected:
         if name in published:
             out[name] = _json_ready(counts.get(name, {}))

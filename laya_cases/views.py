@@ -11,14 +11,12 @@ import math
 import os
 import shutil
 import sys
-from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .dataset import slice_key
 
 #: Metric families, in reading order: how accurate, how well calibrated, how good when selective.
 FAMILIES = (
@@ -143,18 +141,10 @@ def cuts_table(doc: Dict[str, Any]) -> Optional[Table]:
 
 
 def case_counts(doc: Dict[str, Any], dim: str) -> Dict[str, int]:
-    """Cases per group of `dim`, from the report's case list with the S4.1 keys (a case counts once
-    per tag occurrence, as the reference groups)."""
-    counter: Counter = Counter()
-    for case in doc.get("cases", []):
-        if dim == "tag":
-            keys = [str(t) for t in case.get("tags") or []]
-        elif dim == "qid":
-            keys = [case.get("qid")]
-        else:
-            keys = [slice_key(case.get(dim))]
-        counter.update(k for k in keys if k is not None)
-    return dict(counter)
+    """Cases per group of `dim`, as the report's SQL counted them (`extensions.slices.*.n_cases`;
+    a case counts once per tag occurrence, as the reference groups)."""
+    groups = doc.get("extensions", {}).get("slices", {}).get(dim, {})
+    return {key: ext["n_cases"] for key, ext in groups.items() if "n_cases" in ext}
 
 
 def slice_tables(doc: Dict[str, Any], dim: str, width: int = 100) -> List[Table]:
@@ -163,7 +153,7 @@ def slice_tables(doc: Dict[str, Any], dim: str, width: int = 100) -> List[Table]
     if not groups:
         return [_new_table("by %s: no groups" % dim)]
     metrics = sorted({m for values in groups.values() for m in values}, key=_order)
-    counts = case_counts(doc, dim) if doc.get("cases") else {}
+    counts = case_counts(doc, dim)
 
     def build(columns: Sequence[str], families: Sequence[str]) -> Table:
         title = "by %s" % dim + (" (%s)" % ", ".join(families) if families else "")

@@ -143,7 +143,8 @@ def test_nan_absent_and_dropped_cells():
            "cases": [{"qid": "q", "language": "de", "tags": []}, {"qid": "q", "language": "en", "tags": []},
                      {"qid": "q", "language": "en", "tags": []}],
            "extensions": {"overall": {"choice_accuracy": {"n": 2, "hits": 1}, "mean_confidence": {"n": 3},
-                                      "ece": {"n": 0, "reason": "nan_dropped", "n_paired": 3}}}}
+                                      "ece": {"n": 0, "reason": "nan_dropped", "n_paired": 3}},
+                          "slices": {"language": {"de": {"n_cases": 1}, "en": {"n_cases": 2}}}}}
     assert (V.fmt(math.nan), V.fmt(None), V.fmt(0.25)) == ("nan", "", "0.2500")
     text = V.render(V.report_view(doc, ["language"]), 100)
     lines = {line.split()[0]: line for line in text.splitlines() if line.strip()}
