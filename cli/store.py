@@ -1,6 +1,7 @@
 """Store commands: validate, ingest, runs, report, sql, gc."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import List, Optional
 
@@ -194,17 +195,20 @@ def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out
                 markdown_out: Optional[Path], gate=None, view: str = "text") -> dict:
     """Build a committed run's report, print it as the reference prints (S4.5), write JSON/Markdown.
     With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a failure exits 1."""
+    # the case list is the big part of a report: build it only for the JSON file or a gate that reads it
+    options = dataclasses.replace(options, include_cases=json_out is not None or gate is not None)
     try:
-        doc = R.build(wh.connect([run_id]), run_id, options)
+        con = wh.connect([run_id])
+        doc = R.build(con, run_id, options)
     except UsageError as exc:
         fail(str(exc))
-    for tol in options.score_within:
-        key = R.score_within_key(tol)
-        if key not in doc["overall"]:
-            n_score = sum(1 for c in doc["cases"] if (c.get("answer") or {}).get("type") == "score")
+    missing = [R.score_within_key(t) for t in options.score_within if R.score_within_key(t) not in doc["overall"]]
+    if missing:
+        counts = R.answer_type_counts(con, run_id)
+        for key in missing:
             typer.echo("laya-cases: %s has no value: %d of %d answered case(s) are score answers, and the metric "
                        "needs one whose label is a number. A threshold naming it reports it missing."
-                       % (key, n_score, len(doc["cases"])), err=True)
+                       % (key, counts["n_score"], counts["n_cases"]), err=True)
     failures = judge(gate, doc, wh, options) if gate is not None else []
     if view == "table":                  # opt-in, for people; the files below are the same either way
         from laya_cases.views import render, report_view, terminal

@@ -241,6 +241,11 @@ def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[fl
     return out
 
 
+def answer_type_counts(con: duckdb.DuckDBPyConnection, run_id: str) -> Dict[str, int]:
+    """{"n_score", "n_cases"} of a run (the S3.7 warning names both)."""
+    return Q.rows(Q.query(con, "report/answer_types.sql", {"run_id": run_id}))[0]
+
+
 def build(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Dict[str, Any]:
     """The full report document for one committed run."""
     run = Q.rows(con.execute("SELECT * FROM runs WHERE run_id = $run_id", {"run_id": run_id}))[0]
