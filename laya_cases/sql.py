@@ -96,6 +96,8 @@ def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
     """Register lc_exact_total and the macros every metric file may call."""
     from duckdb.sqltypes import DOUBLE, HUGEINT
 
+    con.execute("SET enable_progress_bar = false")     # our own bars go to stderr; DuckDB's would mix in
+
     con.create_function("lc_exact_total", exact_total,
                         [HUGEINT, HUGEINT, HUGEINT, HUGEINT, duckdb.list_type(duckdb.list_type(DOUBLE))], DOUBLE,
                         null_handling="special", side_effects=False)
