@@ -226,6 +226,16 @@ def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[fl
     """The reference `cases` list: row order, then `expected` order (S4.4)."""
     out = []
     keys = [score_within_key(t) for t in score_within]
+    decode = json.JSONDecoder().decode
+    seen: Dict[str, Any] = {}                 # languages, models and labels repeat: parse each text once
+
+    def value(text: Optional[str]) -> Any:
+        if text is None:
+            return None
+        if text not in seen:
+            seen[text] = decode(text)
+        return seen[text]
+
     result = Q.query(con, "report/cases.sql", {"run_id": run_id, "tolerances": [float(t) for t in score_within]})
     while True:
         chunk = result.fetchmany(10000)
@@ -234,10 +244,11 @@ def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[fl
         for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae, within) in chunk:
             scores = {"choice_accuracy": ca, "noul_accuracy": na, "score_mae": mae, "mean_confidence": conf}
             scores.update(zip(keys, within))
-            out.append({"qid": qid, "language": None if language is None else json.loads(language),
-                        "model": None if model is None else json.loads(model), "tags": list(tags or []),
-                        "expected": json.loads(expected), "answer": json.loads(answer),
+            out.append({"qid": qid, "language": value(language), "model": value(model), "tags": list(tags or []),
+                        "expected": value(expected), "answer": decode(answer),
                         "confidence": conf, "correct": correct, "scores": scores})
+        if len(seen) > 100000:
+            seen.clear()
     return out
 
 
