@@ -94,13 +94,18 @@ def assemble_limits(overall: Dict[str, Any], mins: Dict[str, float], maxs: Dict[
 
 
 # ------------------------------------------------------------------------------- policy file (S6.5)
-def load_policy(path: str) -> Dict[str, Any]:
-    """Read and validate a gate policy before anything is loaded or run; raises UsageError."""
+def _read_json(path: str, failure: str) -> Any:
+    """A JSON file the user named; unreadable, undecodable or too deep is `failure % (path, reason)`."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            policy = json.load(handle)
+            return json.load(handle)
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-        raise UsageError("invalid gate policy %r: %s" % (path, exc)) from None
+        raise UsageError(failure % (path, exc)) from None
+
+
+def load_policy(path: str) -> Dict[str, Any]:
+    """Read and validate a gate policy before anything is loaded or run; raises UsageError."""
+    policy = _read_json(path, "invalid gate policy %r: %s")
     if not isinstance(policy, dict) or set(policy) != {"version", "rules"}:
         raise UsageError("gate policy needs exactly 'version' and 'rules'")
     if type(policy["version"]) is not int or policy["version"] != 1:
@@ -149,11 +154,7 @@ def needs_baseline(policy: Dict[str, Any]) -> bool:
 
 # ------------------------------------------------------------------------------- documents and identity (S5)
 def load_document(path: str) -> Dict[str, Any]:
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-        raise UsageError("cannot read report %r: %s" % (path, exc)) from None
+    document = _read_json(path, "cannot read report %r: %s")
     if not isinstance(document, dict):
         raise UsageError("cannot read report %r: expected a JSON object, found %s" % (path, type(document).__name__))
     return document

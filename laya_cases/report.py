@@ -21,7 +21,6 @@ DIMENSIONS = ("language", "model", "qid", "tag")
 EVALUATOR_METRICS = ("choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence")
 PAIRED_METRICS = ("ece", "brier", "aurc")
 PUBLISHED_COVERAGES = (0.5, 0.8)
-TIMING_METRICS = ("latency_p50_ms", "latency_p95_ms", "cost_per_decision_p50_ms", "cost_per_decision_p95_ms")
 
 
 def is_paired(metric: str) -> bool:
@@ -100,7 +99,7 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     for r in Q.rows(Q.query(con, "pipeline/groups.sql")):
         m.groups.append((r["dim"], r["key"]))
         m.group_cases[(r["dim"], r["key"])] = r["n_cases"]
-    for name in ("choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence", "ece", "brier", "aurc"):
+    for name in EVALUATOR_METRICS + PAIRED_METRICS:
         _collect(m, Q.rows(Q.query(con, "metrics/%s.sql" % name)))
         m.expected.append(name)
     for tol in options.score_within:
@@ -151,9 +150,8 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
 
     from .resample import quantile_levels, replicate_weights
 
-    rows = np.array([r[0] for r in con.execute(
-        "SELECT DISTINCT row_index FROM cases WHERE run_id = $run_id ORDER BY 1", {"run_id": run_id}).fetchall()],
-        dtype=np.int64)
+    rows = np.array([r[0] for r in Q.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()],
+                    dtype=np.int64)
     n, b = len(rows), options.bootstrap
     if n == 0:
         return
