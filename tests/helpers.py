@@ -10,7 +10,9 @@ from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LAYA_CASES_SHARED", ROOT.parent / "shared"))
-SPEC_FIXTURES = SHARED / "spec" / "fixtures"
+#: The spec's worked-example vectors (T3.x, T5.2, T6.3), kept with the tests so a fresh clone runs them;
+#: tests/fixtures/spec/README.md says what each file is. Third-party data stays in ../shared/data.
+SPEC_FIXTURES = ROOT / "tests" / "fixtures" / "spec"
 
 _ANSWER_FIELDS = ("noul", "score", "answer_confidence", "confidence", "probabilities")
 
