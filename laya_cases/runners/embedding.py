@@ -20,10 +20,11 @@ them by character length first so each micro-batch pads to a similar length.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .. import UsageError
 from .. import questions as Q
 from .base import Runner
 
@@ -34,7 +35,8 @@ RULE = ("softmax(cos(state, option_i) / T) over L2-normalised embeddings; state 
 _CACHE_LIMIT = 200_000
 
 
-def state_text(state: Any) -> str:
+def embedding_text(state: Any) -> str:
+    """Embedder text: the string, else compact JSON (`,` `:`), as RULE records it (not the prompts' spaced JSON)."""
     return state if isinstance(state, str) else json.dumps(state, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -96,6 +98,15 @@ class EmbeddingRunner(Runner):
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
 
+    def _no_options(self, options: Dict[str, Any]) -> None:
+        if options:
+            raise UsageError("the %s runner takes no option(s) %s" % (self.name, ", ".join(sorted(options))))
+
+    def _no_revision(self, revision: Optional[str], source: str) -> None:
+        """`source` says why the model cannot be pinned (it is packaged, or a local file)."""
+        if revision:
+            raise UsageError("--revision: the %s runner %s and cannot pin a revision" % (self.name, source))
+
     def _encode(self, texts: Sequence[str], sort_by_length: bool = False) -> np.ndarray:
         order = (sorted(range(len(texts)), key=lambda i: len(texts[i])) if sort_by_length
                  else list(range(len(texts))))
@@ -132,7 +143,7 @@ class EmbeddingRunner(Runner):
         results: List[Dict[str, Any]] = [{"answers": {}, "facts": {}} for _ in states]
         if not plan or not states:
             return results
-        state_vecs = self._encode([state_text(s) for s in states], sort_by_length).astype(np.float64)
+        state_vecs = self._encode([embedding_text(s) for s in states], sort_by_length).astype(np.float64)
         t = max(0.001, float(self.temperature))
         for qid, body, texts in plan:
             z = state_vecs @ self._options(texts).astype(np.float64).T / t

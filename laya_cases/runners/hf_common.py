@@ -1,4 +1,5 @@
 """What the Hugging Face adapters share: offline model resolution, the packaged SmolLM2, prompts.
+(Their loading, batching and `predict_batch` live in the base classes of hf_base.)
 
 Models load offline only: a local directory (revision null), or a hub id already in the local hub
 cache (revision = the snapshot commit actually loaded). `smollm2` names the SmolLM2-135M-Instruct
@@ -153,7 +154,8 @@ def fill(template: str, text: str) -> str:
     return template.replace("{}", text, 1)
 
 
-def state_text(state: Any) -> str:
+def prompt_text(state: Any) -> str:
+    """Prompt/pair text: the string, else spaced JSON (`, ` `: `), as the reference Agent shows its model a state."""
     return state if isinstance(state, str) else json.dumps(state, ensure_ascii=False, separators=(", ", ": "))
 
 
@@ -169,7 +171,7 @@ def noul_statement(body: Dict[str, Any]) -> str:
 
 def case_text(state: Any, body: Dict[str, Any]) -> str:
     """What an LM prompt's `{}` receives for a noul question: the text, then the question."""
-    return "Text: %s\nQuestion: %s" % (state_text(state), noul_statement(body))
+    return "Text: %s\nQuestion: %s" % (prompt_text(state), noul_statement(body))
 
 
 # ------------------------------------------------------------------------------ small maths
@@ -195,22 +197,6 @@ def check_options(runner: str, options: Dict[str, Any]) -> None:
 #: The default prompt of the LM runners (S8.2: one template; the case text replaces the first `{}`).
 YESNO_TEMPLATE = ("Read the text and answer the question with a single word, yes or no.\n\n{}\n\n"
                   "Answer (yes or no):")
-
-
-def load_causal(model: str, device: str, revision: Optional[str]):
-    """(tokenizer, model, loaded revision, settings) for a causal LM, left-padded for batching."""
-    offline()
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    local, loaded_revision = resolve(model, revision)
-    tok = AutoTokenizer.from_pretrained(local, local_files_only=True)
-    tok.padding_side = "left"
-    if tok.pad_token_id is None:
-        tok.pad_token = tok.eos_token
-    lm = AutoModelForCausalLM.from_pretrained(local, local_files_only=True, dtype=torch.float32).to(device).eval()
-    settings = {"source": source_facts(local) or None, "chat_template": bool(getattr(tok, "chat_template", None))}
-    return tok, lm, loaded_revision, settings
 
 
 def render_prompts(tok: Any, template: str, states: Sequence[Any], bodies: Sequence[Dict[str, Any]]) -> List[str]:

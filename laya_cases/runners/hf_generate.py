@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import hf_common as H
-from .base import Capabilities, Runner, RunnerInfo
+from .base import Capabilities
+from .hf_base import DEVICES, CausalLMRunner
 
 _WORD = re.compile(r"(?<![\w'\-])(yes|no)(?![\w'\-])", re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(yes|no)(?![\w'\-])", re.IGNORECASE)
@@ -60,10 +61,10 @@ def verdict_answer(text: str, truncated: bool) -> Dict[str, Any]:
     return {"type": "noul", "noul": 1.0 if verdict == "yes" else 0.0}
 
 
-class GenerateRunner(Runner):
+class GenerateRunner(CausalLMRunner):
     name = "hf-generate"
-    capabilities = Capabilities(probabilities=False, batching=True, question_types=("noul",),
-                                devices=("cpu", "cuda", "mps"), min_confidence=False)
+    capabilities = Capabilities(probabilities=False, batching=True, question_types=("noul",), devices=DEVICES,
+                                min_confidence=False)
 
     @classmethod
     def accepts(cls, model: str) -> bool:
@@ -73,45 +74,34 @@ class GenerateRunner(Runner):
                  prompt: Optional[str] = None, max_new_tokens: int = 64, batch_size: int = 8,
                  **options: Any) -> None:
         H.check_options(self.name, options)
-        self.template, sha, where = H.read_template(prompt, H.YESNO_TEMPLATE)
-        self.tok, self.lm, loaded_revision, settings = H.load_causal(model, device, revision)
-        self.device, self.batch_size, self.max_new_tokens = device, int(batch_size), int(max_new_tokens)
-        self.info = RunnerInfo(
-            runner=self.name, model_id=model, revision=loaded_revision, device=str(device),
-            dtype=H.dtype_name(self.lm.dtype),
-            max_length=int(getattr(self.lm.config, "max_position_embeddings", 0) or 0) or None,
-            settings=dict(settings, decision_rule=RULE, decoding="greedy", max_new_tokens=self.max_new_tokens,
-                          prompt_template=where, prompt_sha256=sha, batch_size=self.batch_size))
+        loaded_revision, settings = self._load(model, device, revision, prompt, batch_size)
+        self.max_new_tokens = int(max_new_tokens)
+        self._record_lm(model, loaded_revision, dict(settings, decision_rule=RULE, decoding="greedy",
+                                                     max_new_tokens=self.max_new_tokens))
 
     def generate(self, prompts: List[str]) -> List[tuple]:
         """(reply text, truncated) per prompt."""
-        import torch
-
         stop = set()
         for ids in (self.lm.generation_config.eos_token_id, self.tok.eos_token_id):
             stop.update(ids if isinstance(ids, (list, tuple)) else [ids] if ids is not None else [])
-        out = []
-        with torch.no_grad():
-            for part in H.chunks(prompts, self.batch_size):
-                enc = H.encode_left_padded(self.tok, part, self.device)
-                enc.pop("position_ids")           # generate derives them from the mask
-                gen = self.lm.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
-                                       pad_token_id=self.tok.pad_token_id)
-                new = gen[:, enc["input_ids"].shape[1]:].cpu().tolist()
-                for ids in new:
-                    ended = any(t in stop for t in ids)
-                    if ended:
-                        ids = ids[:next(i for i, t in enumerate(ids) if t in stop)]
-                    out.append((self.tok.decode(ids, skip_special_tokens=True), not ended))
-        return out
 
-    def predict_batch(self, states: List[Any], questions: Dict[str, Any]) -> List[Dict[str, Any]]:
-        keys = [(i, qid) for i in range(len(states)) for qid in questions]
-        prompts = H.render_prompts(self.tok, self.template, [states[i] for i, _ in keys],
-                                   [questions[q] for _, q in keys])
-        results: List[Dict[str, Any]] = [{"answers": {}, "facts": {}} for _ in states]
-        for (i, qid), (text, truncated) in zip(keys, self.generate(prompts)):
-            answer = verdict_answer(text, truncated)
-            results[i]["answers"][qid] = answer
-            results[i]["facts"][qid] = {"raw_text": text, "parsed": answer["type"] == "noul"}
-        return results
+        def forward(part):
+            enc = H.encode_left_padded(self.tok, part, self.device)
+            enc.pop("position_ids")           # generate derives them from the mask
+            gen = self.lm.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                   pad_token_id=self.tok.pad_token_id)
+            out = []
+            for ids in gen[:, enc["input_ids"].shape[1]:].cpu().tolist():
+                ended = any(t in stop for t in ids)
+                if ended:
+                    ids = ids[:next(i for i, t in enumerate(ids) if t in stop)]
+                out.append((self.tok.decode(ids, skip_special_tokens=True), not ended))
+            return out
+        return self._in_batches(prompts, forward)
+
+    _outputs = generate
+
+    def _decide(self, body: Dict[str, Any], output: tuple) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        text, truncated = output
+        answer = verdict_answer(text, truncated)
+        return answer, {"raw_text": text, "parsed": answer["type"] == "noul"}

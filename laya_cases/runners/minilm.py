@@ -30,11 +30,8 @@ class MiniLMRunner(EmbeddingRunner):
     def __init__(self, model: Optional[str] = None, device: Optional[str] = None,
                  revision: Optional[str] = None, batch_size: Optional[int] = None, **options: Any) -> None:
         super().__init__()
-        if options:
-            raise UsageError("the minilm runner takes no option(s) %s" % ", ".join(sorted(options)))
-        if revision:
-            raise UsageError("--revision: the minilm runner serves the model packaged in %s and cannot pin "
-                             "a revision" % PACKAGE)
+        self._no_options(options)
+        self._no_revision(revision, "serves the model packaged in %s" % PACKAGE)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from importlib.metadata import version

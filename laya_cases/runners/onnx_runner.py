@@ -51,8 +51,7 @@ class ONNXRunner(EmbeddingRunner):
                  revision: Optional[str] = None, batch_size: Optional[int] = None, threads: Optional[int] = None,
                  **options: Any) -> None:
         super().__init__()
-        if options:
-            raise UsageError("the onnx runner takes no option(s) %s" % ", ".join(sorted(options)))
+        self._no_options(options)
         if onnx is None and model is not None and str(model).endswith(".onnx"):
             onnx, model = model, None
         model = model or DEFAULT_TOKENIZER
@@ -60,8 +59,7 @@ class ONNXRunner(EmbeddingRunner):
             raise UsageError("--onnx: the onnx runner needs the exported graph (laya-cases export-onnx --out DIR)")
         if not os.path.isfile(onnx):
             raise UsageError("--onnx %s: no such file" % onnx)
-        if revision:
-            raise UsageError("--revision: the onnx runner loads a local file and cannot pin a revision")
+        self._no_revision(revision, "loads a local file")
         if (device or "cpu") != "cpu":
             raise UsageError("--device %s: the onnx runner runs on cpu" % device)
         import onnx as onnx_lib

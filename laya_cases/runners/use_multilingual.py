@@ -32,11 +32,8 @@ class USEMultilingualRunner(EmbeddingRunner):
                  revision: Optional[str] = None, batch_size: Optional[int] = None,
                  threads: Optional[int] = None, **options: Any) -> None:
         super().__init__()
-        if options:
-            raise UsageError("the use-multilingual runner takes no option(s) %s" % ", ".join(sorted(options)))
-        if revision:
-            raise UsageError("--revision: the use-multilingual runner serves the model packaged in %s and "
-                             "cannot pin a revision" % PACKAGE)
+        self._no_options(options)
+        self._no_revision(revision, "serves the model packaged in %s" % PACKAGE)
         if device not in (None, "cpu"):
             raise UsageError("--device %s: the use-multilingual runner runs on cpu only (numpy)" % device)
         from importlib.metadata import version
