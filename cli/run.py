@@ -96,7 +96,7 @@ def run_command(
         wh = warehouse_of(warehouse)
         checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
         with RowProgress("run", waiting="loading the model") as bar:
-            rid = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
+            recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except UsageError as exc:
         fail(str(exc))
     except RunnerCrash as crash:
@@ -105,7 +105,7 @@ def run_command(
         typer.echo("laya-cases: %s" % crash, err=True)
         raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
     # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
-    n_errors = wh.connect([rid]).execute("SELECT n_errors FROM runs").fetchone()[0]
+    rid, n_errors = recorded.run_id, recorded.n_errors
     errored = ("; %d errored record(s): laya-cases sql \"SELECT row_index, qid, error FROM errors WHERE run_id = '%s'\""
                % (n_errors, rid)) if n_errors else ""        # under skip, an all-errored run prints no metric
     typer.echo("laya-cases: committed run %s to %s (laya-cases report %s)%s" % (rid, wh.root, rid, errored), err=True)

@@ -101,7 +101,7 @@ def ingest(
             if bar.enabled:                      # a total for the ETA, only when someone watches
                 bar.set_total(count_rows(str(answers)))
             rid = do_ingest(wh, str(answers), run_id=run_id, dataset_path=str(dataset) if dataset else None,
-                            progress=bar.update)
+                            progress=bar.update).run_id
     except UsageError as exc:
         fail(str(exc))
     typer.echo(rid)

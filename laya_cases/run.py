@@ -13,7 +13,6 @@ area is discarded); under `skip` every row of the failed chunk becomes an error 
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import platform
@@ -21,18 +20,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from . import UsageError, __version__
+from . import UsageError
 from . import dataset as D
 from . import identity as I
-from . import questions as Q
+from . import questions
 from .answers import AnswerError, gate_confidence
-from .decisions import DecisionBuffer
+from .record import RecordedRun, RunRecorder
 from .runners import registry
 from .runners.base import Runner
-from .schema import DECISION_SCHEMA, SCHEMA_VERSION
+from .schema import DECISION_SCHEMA
 from .warehouse import Warehouse, new_run_id, validate_run_id
 
-FLUSH_EVERY = 65536
 #: Copied from the reference (laya/evals.py, `evaluate`): what the two timing metrics mean.
 LATENCY_METRIC = "per request: the wall time of the call that returned it, unsplit"
 COST_METRIC = "per decision: that call divided by its own chunk size"
@@ -139,9 +137,9 @@ def answered_model(result: Any) -> Any:
     return result.get("model")
 
 
-def signature(questions: Dict[str, Any]) -> str:
+def signature(question_set: Dict[str, Any]) -> str:
     """S6.12 positional form: top-level qids sorted, inner key order kept."""
-    return json.dumps(dict(sorted((questions or {}).items())), sort_keys=False, default=str)
+    return json.dumps(dict(sorted((question_set or {}).items())), sort_keys=False, default=str)
 
 
 def chunks(rows: List[D.Row], models: List[Any], batch_size: Optional[int], batching: bool,
@@ -190,7 +188,7 @@ def _preflight(cls_or_runner: Any, opts: RunOptions, rows: List[D.Row]) -> None:
     for row in rows:
         for qid, body in row.questions.items():
             kind = body.get("type") if isinstance(body, dict) else None
-            if kind in Q.TYPES and kind not in caps.question_types:
+            if kind in questions.TYPES and kind not in caps.question_types:
                 raise UsageError("%s:%d question '%s' is a %s question; the %s runner answers %s only"
                                  % (opts.dataset, row.line_no, qid, kind, name, ", ".join(caps.question_types)))
 
@@ -201,11 +199,153 @@ def _facts(result: Dict[str, Any], qid: str) -> Dict[str, Any]:
     return {k: v for k, v in mine.items() if k in FACT_COLUMNS} if isinstance(mine, dict) else {}
 
 
+def _load_runner(opts: RunOptions, rows: List[D.Row], runner: Optional[Runner]) -> Runner:
+    """The runner --model/--runner name, refused by its capabilities before any model loads."""
+    if runner is not None:
+        _preflight(runner, opts, rows)
+        return runner
+    _name, cls, _arg = registry.resolve(opts.model, opts.runner)
+    _preflight(cls, opts, rows)
+    return registry.load(opts.model, opts.runner, device=opts.device, revision=opts.revision,
+                         batch_size=opts.batch_size, **opts.runner_options)
+
+
+@dataclass
+class _Calls:
+    """How the rows were grouped into runner calls (S6.12), as `config.timing` reports it."""
+
+    chunks: int = 0
+    rows_grouped: int = 0
+    rows_alone: int = 0
+    max_chunk: int = 0
+
+    def add(self, size: int) -> int:
+        """Count one call of `size` rows; returns its call id."""
+        self.chunks += 1
+        if size > 1:
+            self.rows_grouped += size
+        else:
+            self.rows_alone += 1
+        self.max_chunk = max(self.max_chunk, size)
+        return self.chunks - 1
+
+
+class _Inference:
+    """The runner calls of one run; each chunk's rows go to the recorder as the call returns."""
+
+    def __init__(self, opts: RunOptions, runner: Runner, rows: List[D.Row], clock: Callable[[], float]):
+        self.opts, self.runner, self.rows, self.clock = opts, runner, rows, clock
+        self.caps, self.info = runner.capabilities, runner.info
+        self.models = [opts.model if opts.model is not None else row.model for row in rows]
+        batching = opts.batch_size is not None and opts.batch_size > 1 and self.caps.batching
+        self.batch_form = BATCH_STATES if batching else None
+        self.send_sort = bool(opts.sort_by_length and self.batch_form and self.caps.sort_by_length)
+        self.mc = check_min_confidence(opts.min_confidence)
+        self.calls = _Calls()
+        self.errored: List[Dict[str, Any]] = []
+
+    def run(self, recorder: RunRecorder, progress: Optional[Callable[[int], None]]) -> None:
+        done = 0
+        for positions in chunks(self.rows, self.models, self.opts.batch_size, self.batch_form is not None):
+            self._call(recorder, positions)
+            done += len(positions)
+            recorder.flush()
+            if progress:
+                progress(done)
+
+    def _call(self, recorder: RunRecorder, positions: List[int]) -> None:
+        """One runner call over a chunk (S6.12), timed; a failure is fatal or recorded (S6.7, S6.10)."""
+        chunk = [self.rows[p] for p in positions]
+        call_id = self.calls.add(len(chunk))
+        kwargs: Dict[str, Any] = {}
+        if self.send_sort and len(chunk) > 1:
+            kwargs["sort_by_length"] = True
+        if self.caps.per_row_model:
+            kwargs["model"] = self.models[positions[0]]
+        started = self.clock()
+        try:
+            results = self.runner.predict_batch([r.state for r in chunk], chunk[0].questions, **kwargs)
+            if not isinstance(results, list) or len(results) != len(chunk):
+                raise RuntimeError("runner returned %s results for %d states"
+                                   % (len(results) if isinstance(results, list) else type(results).__name__,
+                                      len(chunk)))
+        except Exception as exc:     # noqa: BLE001 -- honoured by --on-error
+            if self.opts.on_error == "fail":
+                raise RunnerCrash(chunk[0].index, exc) from exc
+            message = "%s: %s" % (type(exc).__name__, exc)
+            call = {"call_id": call_id, "call_ms": None, "chunk_size": len(chunk), "returned": False}
+            for p, row in zip(positions, chunk):
+                self.errored.append({"index": row.index, "error": message})
+                recorder.buffer.add_error(row, message, model=self.models[p] or None, call=call)
+        else:
+            elapsed_ms = (self.clock() - started) * 1000.0
+            call = {"call_id": call_id, "call_ms": elapsed_ms, "chunk_size": len(chunk), "returned": True}
+            for p, row, result in zip(positions, chunk, results):
+                self._returned(recorder, row, self.models[p], result, call)
+
+    def _returned(self, recorder: RunRecorder, row: D.Row, row_model: Any, result: Any,
+                  call: Dict[str, Any]) -> None:
+        """The decision rows of one returned row: cases, missing answers (S6.10), or an empty row."""
+        result = result if isinstance(result, dict) else {}
+        answers = result.get("answers") if isinstance(result.get("answers"), dict) else {}
+        if self.mc is not None:
+            apply_gate(answers, self.mc)
+        model = row_model or answered_model(result)       # S4.3: an empty row model counts as unset
+
+        def missing(pos: int, qid: str) -> None:
+            if self.opts.on_error == "fail":
+                raise UsageError("%s runner returned no answer for question '%s'" % (recorder.where(row), qid))
+            self.errored.append({"index": row.index, "question": qid, "error": "missing answer"})
+            recorder.buffer.add_error(row, "missing answer", qid=qid, qid_pos=pos, model=model, call=call)
+
+        def extra(qid: str) -> Dict[str, Any]:
+            facts = _facts(result, qid)
+            if self.mc is not None:
+                facts["abstention_threshold"] = self.mc
+            return facts
+
+        recorder.add_answers(row, answers, model=model, call=call, field="runner answer", missing=missing,
+                             extra=extra)
+
+    def config(self, dataset_sha: str) -> Dict[str, Any]:
+        """What the run measured and how it was batched (the identity keys are the recorder's)."""
+        opts, calls, info = self.opts, self.calls, self.info
+        config: Dict[str, Any] = {
+            "dataset": opts.dataset, "model": opts.model, "device": opts.device, "dataset_sha256": dataset_sha,
+            "timing": {"latency_metric": LATENCY_METRIC, "cost_metric": COST_METRIC,
+                       "batch_size": opts.batch_size, "batch_form": self.batch_form,
+                       "sort_by_length": bool(opts.sort_by_length), "sort_by_length_sent": self.send_sort,
+                       "min_confidence": opts.min_confidence,
+                       "min_confidence_sent": self.mc is not None and calls.chunks > 0,
+                       "chunks": calls.chunks, "rows_grouped": calls.rows_grouped,
+                       "rows_alone": calls.rows_alone, "max_chunk": calls.max_chunk},
+            "revisions": {info.model_id: info.revision},
+        }
+        if "onnx" in opts.runner_options:        # the reference's key for the same choice; other runner
+            config["onnx"] = opts.runner_options["onnx"]   # options live in extensions.run (S0.2)
+        if self.errored:
+            config["errored"] = self.errored
+        return config
+
+    def settings(self) -> Dict[str, Any]:
+        opts, info = self.opts, self.info
+        settings = dict(info.settings)
+        settings.update({
+            "runner": info.runner, "model_id": info.model_id, "model_revision": info.revision,
+            "device": info.device, "dtype": info.dtype, "max_length": info.max_length,
+            "batch_size": opts.batch_size, "sort_by_length": bool(opts.sort_by_length),
+            "min_confidence": opts.min_confidence, "on_error": opts.on_error,
+            "crash_exit_code": opts.crash_exit_code, "runner_options": dict(opts.runner_options),
+            "runner_requested": opts.runner, "versions": _versions(),
+        })
+        return settings
+
+
 def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
             clock: Callable[[], float] = time.perf_counter,
             progress: Optional[Callable[[int], None]] = None,
-            on_loaded: Optional[Callable[[int], None]] = None) -> str:
-    """Run the model over the dataset and commit the run; returns the run id.
+            on_loaded: Optional[Callable[[int], None]] = None) -> RecordedRun:
+    """Run the model over the dataset and commit the run; returns its id and counts.
 
     `runner` replaces the --model resolution (tests, benchmarks); `clock` returns seconds and times
     each call; `on_loaded(total_rows)` is called once the dataset and model are ready.
@@ -215,141 +355,16 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     if wh.has_run(run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
     rows = D.load(opts.dataset)
-    mc = check_min_confidence(opts.min_confidence)
-    if runner is None:
-        _name, cls, _arg = registry.resolve(opts.model, opts.runner)
-        _preflight(cls, opts, rows)
-        runner = registry.load(opts.model, opts.runner, device=opts.device, revision=opts.revision,
-                               batch_size=opts.batch_size, **opts.runner_options)
-    else:
-        _preflight(runner, opts, rows)
-    caps = runner.capabilities
-    info = runner.info
-    models = [opts.model if opts.model is not None else row.model for row in rows]
-    batch_form = BATCH_STATES if (opts.batch_size is not None and opts.batch_size > 1 and caps.batching) else None
-    send_sort = bool(opts.sort_by_length and batch_form and caps.sort_by_length)
+    inference = _Inference(opts, _load_runner(opts, rows, runner), rows, clock)
     if on_loaded:
         on_loaded(len(rows))
-
     dataset_sha = I.file_sha256(opts.dataset)
-    labelled = I.LabelledRowsDigest()
-    for row in rows:
-        try:
-            labelled.add(row.raw)
-        except UnicodeEncodeError:      # JSON "\ud800" parses, but cannot be stored as UTF-8 (as in ingest)
-            raise UsageError("%s:%d contains a lone surrogate escape (\\ud800-\\udfff): not valid Unicode text"
-                             % (opts.dataset, row.line_no)) from None
-    sigs = [signature(r.questions) for r in rows]
-    question_sets = list({sig: r.questions for sig, r in zip(sigs, rows)}.values())   # S5.2 needs each set once
-    buffer = DecisionBuffer()
-    errored: List[Dict[str, Any]] = []
-    n_chunks = rows_grouped = rows_alone = max_chunk = 0
-    done = 0
-    with wh.stage(run_id) as staged:
-        for positions in chunks(rows, models, opts.batch_size, batch_form is not None, sigs):
-            chunk = [rows[p] for p in positions]
-            n_chunks += 1
-            if len(chunk) > 1:
-                rows_grouped += len(chunk)
-            else:
-                rows_alone += 1
-            max_chunk = max(max_chunk, len(chunk))
-            kwargs: Dict[str, Any] = {}
-            if send_sort and len(chunk) > 1:
-                kwargs["sort_by_length"] = True
-            if caps.per_row_model:
-                kwargs["model"] = models[positions[0]]
-            call_id = n_chunks - 1
-            started = clock()
-            try:
-                results = runner.predict_batch([r.state for r in chunk], chunk[0].questions, **kwargs)
-                if not isinstance(results, list) or len(results) != len(chunk):
-                    raise RuntimeError("runner returned %s results for %d states"
-                                       % (len(results) if isinstance(results, list) else type(results).__name__,
-                                          len(chunk)))
-            except Exception as exc:     # noqa: BLE001 -- honoured by --on-error
-                if opts.on_error == "fail":
-                    raise RunnerCrash(chunk[0].index, exc) from exc
-                message = "%s: %s" % (type(exc).__name__, exc)
-                call = {"call_id": call_id, "call_ms": None, "chunk_size": len(chunk), "returned": False}
-                for p, row in zip(positions, chunk):
-                    errored.append({"index": row.index, "error": message})
-                    buffer.add_error(row, message, model=models[p] or None, call=call)
-            else:
-                elapsed_ms = (clock() - started) * 1000.0
-                call = {"call_id": call_id, "call_ms": elapsed_ms, "chunk_size": len(chunk), "returned": True}
-                for p, row, result in zip(positions, chunk, results):
-                    _record(buffer, errored, opts, row, models[p], result, call, mc)
-            done += len(chunk)
-            if len(buffer) >= FLUSH_EVERY:
-                staged.write(buffer.take())
-            if progress:
-                progress(done)
-        staged.write(buffer.take())
-        question_sha = I.questions_sha256(question_sets)
-        config: Dict[str, Any] = {
-            "dataset": opts.dataset, "model": opts.model, "device": opts.device,
-            "dataset_sha256": dataset_sha, "schema": I.REPORT_SCHEMA, "questions_sha256": question_sha,
-            "coverage_metric_definition": I.COVERAGE_METRIC_DEFINITION,
-            "timing": {"latency_metric": LATENCY_METRIC, "cost_metric": COST_METRIC,
-                       "batch_size": opts.batch_size, "batch_form": batch_form,
-                       "sort_by_length": bool(opts.sort_by_length), "sort_by_length_sent": send_sort,
-                       "min_confidence": opts.min_confidence, "min_confidence_sent": mc is not None and n_chunks > 0,
-                       "chunks": n_chunks, "rows_grouped": rows_grouped, "rows_alone": rows_alone,
-                       "max_chunk": max_chunk},
-            "revisions": {info.model_id: info.revision},
-        }
-        if "onnx" in opts.runner_options:        # the reference's key for the same choice; other runner
-            config["onnx"] = opts.runner_options["onnx"]   # options live in extensions.run (S0.2)
-        if errored:
-            config["errored"] = errored
-        settings = dict(info.settings)
-        settings.update({
-            "runner": info.runner, "model_id": info.model_id, "model_revision": info.revision,
-            "device": info.device, "dtype": info.dtype, "max_length": info.max_length,
-            "batch_size": opts.batch_size, "sort_by_length": bool(opts.sort_by_length),
-            "min_confidence": opts.min_confidence, "on_error": opts.on_error,
-            "crash_exit_code": opts.crash_exit_code, "runner_options": dict(opts.runner_options),
-            "runner_requested": opts.runner,
-            "laya_cases_version": __version__,
-            "versions": _versions(),
-        })
-        staged.commit({
-            "schema_version": SCHEMA_VERSION,
-            "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "kind": "run", "dataset": opts.dataset, "dataset_sha256": dataset_sha,
-            "labelled_rows_sha256": labelled.hexdigest(), "questions_sha256": question_sha,
-            "model_id": info.model_id, "model_revision": info.revision, "runner": info.runner,
-            "n_rows": len(rows), "n_cases": buffer.n_cases, "n_errors": buffer.n_errors,
-            "config_json": json.dumps(config, sort_keys=True, ensure_ascii=False),
-            "settings_json": json.dumps(settings, sort_keys=True, ensure_ascii=False, default=str),
-        })
-    return run_id
-
-
-def _record(buffer: DecisionBuffer, errored: List[Dict[str, Any]], opts: RunOptions, row: D.Row,
-            row_model: Any, result: Any, call: Dict[str, Any], mc: Optional[float]) -> None:
-    """The decision rows of one returned row: cases, missing answers (S6.10), or an empty row."""
-    where = "%s:%d" % (opts.dataset, row.line_no)
-    result = result if isinstance(result, dict) else {}
-    answers = result.get("answers") if isinstance(result.get("answers"), dict) else {}
-    if mc is not None:
-        apply_gate(answers, mc)
-    model = row_model or answered_model(result)       # S4.3: an empty row model counts as unset
-    if not row.expected:
-        buffer.add_empty_row(row, model=model, call=call)
-    for pos, qid in enumerate(row.expected):
-        answer = answers.get(qid)
-        if not isinstance(answer, dict):
-            if opts.on_error == "fail":
-                raise UsageError("%s runner returned no answer for question '%s'" % (where, qid))
-            errored.append({"index": row.index, "question": qid, "error": "missing answer"})
-            buffer.add_error(row, "missing answer", qid=qid, qid_pos=pos, model=model, call=call)
-            continue
-        extra = _facts(result, qid)
-        if mc is not None:
-            extra["abstention_threshold"] = mc
-        try:
-            buffer.add_case(row, pos, qid, answer, model=model, call=call, extra=extra)
-        except AnswerError as exc:
-            raise UsageError("%s runner answer['%s'].%s" % (where, qid, exc)) from None
+    recorder = RunRecorder(wh, run_id, opts.dataset)
+    for row in rows:                  # the whole identity first: a bad row fails before any call
+        recorder.note_row(row)
+    with recorder.staging():
+        inference.run(recorder, progress)
+        info = inference.info
+        return recorder.commit(kind="run", dataset=opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
+                               model_id=info.model_id, model_revision=info.revision,
+                               config=inference.config(dataset_sha), settings=inference.settings())

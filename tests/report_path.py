@@ -35,7 +35,7 @@ class Store:
         self._n += 1
         run_id = run_id or "run%04d" % self._n
         path = write_jsonl(self.root / ("%s.answers.jsonl" % run_id), rows)
-        return ingest(self.wh, str(path), run_id=run_id, **kwargs)
+        return ingest(self.wh, str(path), run_id=run_id, **kwargs).run_id
 
     def build(self, run_id: str, score_within: Sequence[float] = (), coverages: Sequence[float] = (),
               include_cases: bool = True) -> Dict[str, Any]:

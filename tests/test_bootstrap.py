@@ -66,7 +66,7 @@ def _python_interval(rows, B, seed, keep, metric):
 def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
     rows = _rows(40)
     wh = Warehouse(tmp_path / "wh")
-    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="boot")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="boot").run_id
     doc = R.build(wh.connect([rid]), rid, R.Options(bootstrap=300, seed=5))
     for group, keep in ((doc["extensions"]["overall"], lambda r: True),
                         (doc["extensions"]["slices"]["language"]["de"], lambda r: r["language"] == "de")):
@@ -82,7 +82,7 @@ def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
 
 def test_bootstrap_is_reproducible_and_seeded(tmp_path):
     wh = Warehouse(tmp_path / "wh")
-    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot").run_id
     a = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=1)))
     b = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=1)))
     c = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=2)))

@@ -9,7 +9,7 @@ from laya_cases.warehouse import Warehouse
 
 def _doc(tmp_path, rows, thresholds):
     wh = Warehouse(tmp_path / "wh")
-    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="t")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="t").run_id
     return R.build(wh.connect([rid]), rid, R.Options(thresholds=thresholds))
 
 
