@@ -14,17 +14,14 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 import duckdb
 
 from . import UsageError
-from . import sql as Q
+from . import catalogue
+from . import sql as sqlfiles
 from .answers import score_within_key
 
 DIMENSIONS = ("language", "model", "qid", "tag")
-EVALUATOR_METRICS = ("choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence")
-PAIRED_METRICS = ("ece", "brier", "aurc")
-PUBLISHED_COVERAGES = (0.5, 0.8)
-
-
-def is_paired(metric: str) -> bool:
-    return metric in PAIRED_METRICS or metric.startswith("selective_accuracy@")
+#: What the report publishes and how is the metric catalogue (laya_cases/catalogue.py, the headers
+#: of sql/metrics/): the report runs every evaluator and paired metric file it lists.
+is_paired = catalogue.is_paired
 
 
 def check_tolerance(value: float) -> float:
@@ -74,7 +71,7 @@ class Metrics:
     curve: List[Dict[str, Any]] = field(default_factory=list)
     timing: Dict[str, float] = field(default_factory=dict)
     timing_n: Dict[str, int] = field(default_factory=dict)
-    expected: List[str] = field(default_factory=list)                          # every metric name asked for
+    requested: List[str] = field(default_factory=list)                         # every metric name asked for
 
 
 def _collect(metrics: Metrics, result_rows: Iterable[Dict[str, Any]], name: Optional[str] = None) -> None:
@@ -87,56 +84,57 @@ def _collect(metrics: Metrics, result_rows: Iterable[Dict[str, Any]], name: Opti
         metrics.counts.setdefault(group, {})[metric] = row
 
 
+def published_metrics(options: Options) -> List[tuple]:
+    """(name, metric file, parameters) of every published evaluator and paired metric run."""
+    return [(name, m.path, params) for m in catalogue.of_kind("evaluator", "paired")
+            for name, params in catalogue.published(m, options)]
+
+
+def extension_cuts(options: Options) -> List[tuple]:
+    """(name, metric file, parameters) of the extension-only cuts asked for (S9.3)."""
+    return ([("coverage:%r" % c, "metrics/selective_accuracy.sql", {"coverage": c}) for c in options.coverages]
+            + [("coverage:confidence>=%r" % t, "metrics/threshold_cut.sql", {"threshold": t})
+               for t in options.thresholds])
+
+
+def _bind_run(path: str, params: Optional[Dict[str, Any]], run_id: str) -> Dict[str, Any]:
+    return dict(params or {}, **({"run_id": run_id} if "run_id" in sqlfiles.header_params(path) else {}))
+
+
 def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Metrics:
     """Run the whole metric library over one run (one scan of its partition, then small tables)."""
     m = Metrics()
-    for name in ("cells", "error_cells", "slice_map"):
-        Q.materialize(con, "pipeline/%s.sql" % name, name, {"run_id": run_id})
-    Q.materialize(con, "pipeline/slice_cells.sql", "slice_cells")
-    Q.materialize(con, "pipeline/slice_errors.sql", "slice_errors")
-    Q.materialize(con, "pipeline/levels.sql", "levels")
-    Q.materialize(con, "metrics/reliability.sql", "reliability")
-    for r in Q.rows(Q.query(con, "pipeline/groups.sql")):
+    runs = published_metrics(options)
+    timing = [t.path for t in catalogue.of_kind("timing")]
+    needed = catalogue.inputs_of([p for _, p, _ in runs] + ["pipeline/groups.sql"]) + ["reliability"]
+    catalogue.materialize_all(con, catalogue.build_order(needed, ("pipeline", "metrics")), {"run_id": run_id})
+    for r in sqlfiles.rows(sqlfiles.query(con, "pipeline/groups.sql")):
         m.groups.append((r["dim"], r["key"]))
         m.group_cases[(r["dim"], r["key"])] = r["n_cases"]
-    for name in EVALUATOR_METRICS + PAIRED_METRICS:
-        _collect(m, Q.rows(Q.query(con, "metrics/%s.sql" % name)))
-        m.expected.append(name)
-    for tol in options.score_within:
-        key = score_within_key(tol)
-        _collect(m, Q.rows(Q.query(con, "metrics/score_within.sql", {"tolerance": tol})), key)
-        m.expected.append(key)
-    for cov in PUBLISHED_COVERAGES:
-        key = "selective_accuracy@%d" % round(cov * 100)
-        _collect(m, Q.rows(Q.query(con, "metrics/selective_accuracy.sql", {"coverage": cov})), key)
-        m.expected.append(key)
-    for cov in options.coverages:
-        _collect(m, Q.rows(Q.query(con, "metrics/selective_accuracy.sql", {"coverage": cov})),
-                 "coverage:%r" % cov)
-    for t in options.thresholds:
-        _collect(m, Q.rows(Q.query(con, "metrics/threshold_cut.sql", {"run_id": run_id, "threshold": t})),
-                 "coverage:confidence>=%r" % t)
-    for row in Q.rows(con.execute("SELECT * FROM reliability ORDER BY dim, key, bin")):
+    for name, path, params in runs:
+        _collect(m, sqlfiles.rows(sqlfiles.query(con, path, _bind_run(path, params, run_id))), name)
+        m.requested.append(name)
+    for name, path, params in extension_cuts(options):
+        _collect(m, sqlfiles.rows(sqlfiles.query(con, path, _bind_run(path, params, run_id))), name)
+    for row in sqlfiles.rows(con.execute("SELECT * FROM reliability ORDER BY dim, key, bin")):
         group = (row.pop("dim"), row.pop("key"))
         for k in ("n_paired", "n_unbinned_out_of_range", "n_unbinned_nan"):
             row.pop(k)
         m.reliability.setdefault(group, []).append(row)
-    m.curve = Q.rows(con.execute(
+    m.curve = sqlfiles.rows(con.execute(
         "SELECT level, conf AS confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy "
         "FROM levels WHERE dim = 'overall' ORDER BY level"))
-    for row in Q.rows(Q.query(con, "metrics/timing.sql", {"run_id": run_id})):
-        m.timing[row["metric"]] = row["value"]
-        m.timing_n[row["metric"]] = row["n"]
+    for path in timing:
+        for row in sqlfiles.rows(sqlfiles.query(con, path, {"run_id": run_id})):
+            m.timing[row["metric"]] = row["value"]
+            m.timing_n[row["metric"]] = row["n"]
     return m
 
 
 def ratio_metrics(options: Options) -> List[tuple]:
     """The published ratios that get bootstrap intervals: (name, metric file, parameters)."""
-    out = [("choice_accuracy", "metrics/choice_accuracy.sql", None), ("noul_accuracy", "metrics/noul_accuracy.sql", None)]
-    out += [(score_within_key(t), "metrics/score_within.sql", {"tolerance": t}) for t in options.score_within]
-    out += [("selective_accuracy@%d" % round(c * 100), "metrics/selective_accuracy.sql", {"coverage": c})
-            for c in PUBLISHED_COVERAGES]
-    return out
+    return [(name, m.path, params) for m in catalogue.metrics() if m.interval
+            for name, params in catalogue.published(m, options)]
 
 
 def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, metrics: Metrics) -> None:
@@ -150,28 +148,25 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
 
     from .resample import quantile_levels, replicate_weights
 
-    rows = np.array([r[0] for r in Q.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()],
+    rows = np.array([r[0] for r in sqlfiles.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()],
                     dtype=np.int64)
     n, b = len(rows), options.bootstrap
     if n == 0:
         return
     replicate, position, multiplicity = replicate_weights(options.seed, n, b)
     con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position], "w": multiplicity}))
-    for name in ("row_cells", "row_errors"):
-        Q.materialize(con, "bootstrap/%s.sql" % name, name, {"run_id": run_id})
-    Q.materialize(con, "pipeline/slice_map.sql", "slice_map", {"run_id": run_id})
-    Q.materialize(con, "bootstrap/slice_cells.sql", "slice_cells")
-    Q.materialize(con, "bootstrap/slice_errors.sql", "slice_errors")
-    Q.materialize(con, "pipeline/levels.sql", "levels")
+    ratios = ratio_metrics(options)
+    order = catalogue.build_order(catalogue.inputs_of([p for _, p, _ in ratios]), ("bootstrap", "pipeline"))
+    catalogue.materialize_all(con, order, {"run_id": run_id})
     values = []
-    for name, path, params in ratio_metrics(options):
-        for r in Q.rows(Q.query(con, path, params)):
+    for name, path, params in ratios:
+        for r in sqlfiles.rows(sqlfiles.query(con, path, params)):
             values.append((r["dim"], r["key"], name, r["value"]))
     con.register("boot_values", pa.table({k: [v[i] for v in values] for i, k in enumerate(("dim", "key", "metric", "value"))},
                                          schema=pa.schema([("dim", pa.string()), ("key", pa.string()),
                                                            ("metric", pa.string()), ("value", pa.float64())])))
     lower, upper = quantile_levels(options.level)
-    for r in Q.rows(Q.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
+    for r in sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
         entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])
         if entry is not None:
             entry["ci"] = {"level": options.level, "lower": r["lower"], "upper": r["upper"], "B": b,
@@ -193,7 +188,7 @@ def _published(metrics: Metrics, group: tuple) -> Dict[str, float]:
 def _counts(metrics: Metrics, group: tuple, published: Dict[str, float]) -> Dict[str, Any]:
     counts = metrics.counts.get(group, {})
     out: Dict[str, Any] = {"n_cases": metrics.group_cases.get(group, 0)}
-    for name in metrics.expected:
+    for name in metrics.requested:
         if name in published:
             out[name] = _json_ready(counts.get(name, {}))
         elif name in counts:
@@ -234,7 +229,7 @@ def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[fl
             seen[text] = decode(text)
         return seen[text]
 
-    result = Q.query(con, "report/cases.sql", {"run_id": run_id, "tolerances": [float(t) for t in score_within]})
+    result = sqlfiles.query(con, "report/cases.sql", {"run_id": run_id, "tolerances": [float(t) for t in score_within]})
     while True:
         chunk = result.fetchmany(10000)
         if not chunk:
@@ -252,12 +247,12 @@ def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[fl
 
 def answer_type_counts(con: duckdb.DuckDBPyConnection, run_id: str) -> Dict[str, int]:
     """{"n_score", "n_cases"} of a run (the S3.7 warning names both)."""
-    return Q.rows(Q.query(con, "report/answer_types.sql", {"run_id": run_id}))[0]
+    return sqlfiles.rows(sqlfiles.query(con, "report/answer_types.sql", {"run_id": run_id}))[0]
 
 
 def build(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Dict[str, Any]:
     """The full report document for one committed run."""
-    run = Q.rows(con.execute("SELECT * FROM runs WHERE run_id = $run_id", {"run_id": run_id}))[0]
+    run = sqlfiles.rows(con.execute("SELECT * FROM runs WHERE run_id = $run_id", {"run_id": run_id}))[0]
     metrics = compute(con, run_id, options)
     if options.bootstrap:
         bootstrap(con, run_id, options, metrics)

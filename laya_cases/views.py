@@ -17,29 +17,32 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from . import catalogue
 
-#: Metric families, in reading order: how accurate, how well calibrated, how good when selective.
-FAMILIES = (
-    ("accuracy", ("choice_accuracy", "noul_accuracy", "score_mae", "score_within_")),
-    ("calibration", ("mean_confidence", "ece", "brier")),
-    ("selective", ("aurc", "selective_accuracy@")),
-    ("timing", ("latency_", "cost_per_decision_")),
-)
+
 _NOTES = {"nan_dropped": "NaN, not published (S3.3)", "no_applicable_case": "no applicable case"}
 
 
+def _families() -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """Metric families, in reading order (how accurate, how well calibrated, how good when selective),
+    each with its metrics' names or name prefixes: the `-- family:` lines of sql/metrics/."""
+    return catalogue.families()
+
+
 def _family(metric: str) -> int:
-    for i, (_, prefixes) in enumerate(FAMILIES):
+    families = _families()
+    for i, (_, prefixes) in enumerate(families):
         if any(metric == p or (p.endswith(("_", "@")) and metric.startswith(p)) for p in prefixes):
             return i
-    return len(FAMILIES)
+    return len(families)
 
 
 def _order(metric: str) -> Tuple[int, int, float, str]:
     """Family first, then the family's listed order, then the number in the name (score_within_2
     before score_within_10), then the name."""
     fam = _family(metric)
-    prefixes = FAMILIES[fam][1] if fam < len(FAMILIES) else ()
+    families = _families()
+    prefixes = families[fam][1] if fam < len(families) else ()
     pos = next((i for i, p in enumerate(prefixes) if metric == p or metric.startswith(p)), len(prefixes))
     suffix = metric[len(prefixes[pos]):] if pos < len(prefixes) else ""
     try:
@@ -173,7 +176,7 @@ def slice_tables(doc: Dict[str, Any], dim: str, width: int = 100) -> List[Table]
     for metric in metrics:
         by_family.setdefault(_family(metric), []).append(metric)
     for fam, columns in sorted(by_family.items()):
-        label = FAMILIES[fam][0] if fam < len(FAMILIES) else "other"
+        label = _families()[fam][0] if fam < len(_families()) else "other"
         if _width(build(current + columns, names + [label])) <= width:
             current, names = current + columns, names + [label]
             continue

@@ -1,4 +1,4 @@
--- compare: diff_slices -- per group: accuracy in A and B over the paired cases, flips, McNemar, confidence shift
+-- table: diff_slices -- per group: accuracy in A and B over the paired cases, flips, McNemar, confidence shift
 -- spec: S9 (case-level diff), S8.9 (exact two-sided McNemar on the discordant pairs), S9.2 (counts
 --       beside every ratio), S9.8 (exact sums, one division)
 -- grain: one row per (dim, key) group of diff_slice_cases

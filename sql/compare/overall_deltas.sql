@@ -4,9 +4,10 @@
 --       conflict is incomparable; (d) missing from the candidate fails; (e) |value - baseline| <=
 --       allowed in binary64, no epsilon, NaN anywhere fails), S6.4 delta lines sorted by metric
 -- grain: one row per compared baseline metric (skipped *_ms metrics have no row)
--- input: cmp_baseline (pos, metric, value), cmp_tolerances (metric, tolerance), gate_metrics,
+-- input: cmp_baseline (pos, metric, value, coverage_metric: the catalogue's `-- coverage: yes`),
+--        cmp_tolerances (metric, tolerance), gate_metrics,
 --        cmp_reference_order (metric, value: ece/brier/aurc in the reference's summation order, set
---        only against a reference-written baseline; see laya_cases.gates.reference_order_values)
+--        only against a reference-written baseline; see laya_cases.reference_order)
 -- params: coverage_conflict (the S6.4 (c) reason for this pair of documents, or null)
 -- output: pos, metric, baseline, value, diff, tolerance, status ('pass'|'fail'|'missing'|'incomparable'),
 --         reason
@@ -15,7 +16,7 @@ WITH joined AS (
     SELECT b.pos, b.metric, b.value AS baseline, coalesce(r.value, c.value) AS value,
            coalesce(r.value, c.value) - b.value AS diff,
            coalesce(t.tolerance, 0.0) AS tolerance,
-           (b.metric = 'aurc' OR starts_with(b.metric, 'selective_accuracy@')) AS coverage_metric,
+           b.coverage_metric,
            t.metric IS NOT NULL AS named
     FROM cmp_baseline b
     LEFT JOIN cmp_tolerances t ON t.metric = b.metric

@@ -5,7 +5,7 @@
 --       S9.2 (the counts behind every verdict are published)
 -- grain: one row per policy rule
 -- input: gate_rules (pos, dim, key, metric, min_count, limit_name, bound, coverage_conflict,
---        significant_at), gate_metrics (side, dim, key, metric, value), gate_cases (side, case_no,
+--        significant_at, paired_metric: the metric's catalogue kind is paired), gate_metrics (side, dim, key, metric, value), gate_cases (side, case_no,
 --        qid, paired), gate_case_keys (side, case_no, dim, key), gate_case_scores (side, case_no,
 --        metric, score)
 -- params: none
@@ -18,7 +18,7 @@
 --      guarantee; a relative rule already demands that identity (S6.6 step 2).
 WITH rules AS (
     SELECT r.*,
-           (r.metric IN ('ece', 'brier', 'aurc') OR starts_with(r.metric, 'selective_accuracy@')) AS confidence_metric,
+           r.paired_metric AS confidence_metric,
            r.limit_name IN ('max_drop', 'max_increase') AS relative
     FROM gate_rules r
 ),

@@ -4,6 +4,10 @@
 -- grain: one row per (dim, key) group with paired cases
 -- input: levels
 -- params: none
+-- kind: paired
+-- order_dependent: yes
+-- coverage: yes
+-- family: selective 1
 -- output: dim, key, metric, value, n_paired, n_levels
 SELECT dim, key, 'aurc' AS metric,
        lc_exact_sum(risk * CAST(rows AS DOUBLE)) / CAST(any_value(N) AS DOUBLE) AS value,

@@ -3,6 +3,9 @@
 -- grain: one row per (dim, key) group with paired cases
 -- input: slice_cells
 -- params: none
+-- kind: paired
+-- order_dependent: yes
+-- family: calibration 3
 -- output: dim, key, metric, value, n_paired
 SELECT dim, key, 'brier' AS metric,
        lc_exact_sum_w((conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END)

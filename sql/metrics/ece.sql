@@ -4,6 +4,9 @@
 -- grain: one row per (dim, key) group with paired cases
 -- input: reliability
 -- params: none
+-- kind: paired
+-- order_dependent: yes
+-- family: calibration 2
 -- output: dim, key, metric, value, n_paired, n_unbinned_out_of_range, n_unbinned_nan
 SELECT dim, key, 'ece' AS metric,
        -- a left fold in bin order (SQL + is left-associative); an empty bin adds 0.0, a no-op

@@ -3,6 +3,8 @@
 -- grain: one row per (dim, key) group with at least one confident case
 -- input: slice_cells
 -- params: none
+-- kind: evaluator
+-- family: calibration 1
 -- output: dim, key, metric, value, n
 SELECT dim, key, 'mean_confidence' AS metric,
        lc_exact_sum_w(conf, n) / CAST(sum(n) AS DOUBLE) AS value,

@@ -3,6 +3,10 @@
 -- grain: one row per (dim, key) group with at least one applicable case
 -- input: slice_cells
 -- params: none
+-- kind: evaluator
+-- per_case: yes
+-- interval: yes
+-- family: accuracy 2
 -- output: dim, key, metric, value, n, hits
 SELECT dim, key, 'noul_accuracy' AS metric,
        CAST(sum(CASE WHEN correct THEN n ELSE 0 END) AS DOUBLE) / CAST(sum(n) AS DOUBLE) AS value,

@@ -3,6 +3,8 @@
 -- grain: one row per (dim, key) group with at least one score case
 -- input: slice_errors (err is the stored per-case evaluator value)
 -- params: none
+-- kind: evaluator
+-- family: accuracy 3
 -- output: dim, key, metric, value, n
 SELECT dim, key, 'score_mae' AS metric,
        lc_exact_sum_w(err, n) / CAST(sum(n) AS DOUBLE) AS value,

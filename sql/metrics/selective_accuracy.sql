@@ -1,9 +1,14 @@
--- metric: selective_accuracy@<c> -- accuracy over the most confident share c of paired cases
+-- metric: selective_accuracy@<coverage%> -- accuracy over the most confident share c of paired cases
 -- spec: S3.13 (k = max(1, ceil(c*N)) in binary64; the cut takes the whole level holding the k-th
 --       case, so accepted >= k; a NaN cut accepts all N), S9.2 (N, k, accepted, hits, coverage)
 -- grain: one row per (dim, key) group with paired cases; no rows unless 0 < coverage <= 1
 -- input: levels
 -- params: coverage
+-- kind: paired
+-- coverage: yes
+-- interval: yes
+-- family: selective 2
+-- published_at: 0.5, 0.8
 -- output: dim, key, value, N, k_requested, accepted, hits, coverage_actual, cut_confidence
 WITH k AS (
     SELECT dim, key, any_value(N) AS N,

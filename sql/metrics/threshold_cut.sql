@@ -1,9 +1,10 @@
--- metric: a confidence-threshold cut -- coverage and selective accuracy when accepting gate confidence >= t
+-- metric: coverage:confidence>=<threshold> -- a confidence-threshold cut: coverage and selective accuracy when accepting gate confidence >= t
 -- spec: S9.3 (over the paired cases; accept those whose gate confidence, S2.8, is >= t; paired cases
 --       without one are unevaluated; coverage = accepted / N), S6.11 (what --min-confidence flags)
 -- grain: one row per (dim, key) group with paired cases
 -- input: cases, slice_map
 -- params: run_id, threshold
+-- kind: cut
 -- output: dim, key, value, N, accepted, hits, unevaluated, coverage_actual, threshold
 SELECT m.dim, m.key,
        CAST(sum(CASE WHEN c.gate_confidence >= $threshold AND c.correct THEN 1 ELSE 0 END) AS DOUBLE)

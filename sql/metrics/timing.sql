@@ -5,6 +5,8 @@
 -- grain: one row per metric, only when at least one call returned with a recorded time
 -- input: decisions (one record per row: the one at qid_pos 0, or the row's only record)
 -- params: run_id
+-- kind: timing
+-- family: timing 1
 -- output: metric, value, n
 WITH per_row AS (
     SELECT call_ms AS latency, call_ms / CAST(chunk_size AS DOUBLE) AS cost

@@ -1,0 +1,65 @@
+"""Gate inputs (S6.1, S6.2): NAME=VALUE flags, single limits, and the limits they assemble."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+from . import UsageError
+
+DIMENSIONS = ("language", "model", "qid", "tag")
+LIMITS = ("min", "max", "max_drop", "max_increase")
+RELATIVE = ("max_drop", "max_increase")
+#: laya-cases' policy extension: a relative rule with `"significant_at": ALPHA` fails only when the
+#: drift exceeds its limit *and* the exact McNemar test on the slice's paired cases gives p < ALPHA.
+SIGNIFICANT_AT = "significant_at"
+
+
+def finite_number(value: Any) -> bool:
+    """An int or float (never a bool) that is finite, as the reference's policy checks read it."""
+    if type(value) not in (int, float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def parse_pairs(pairs: Optional[Sequence[str]]) -> Dict[str, float]:
+    """S6.1: `NAME=VALUE` pairs (--min, --max, --tolerance); later duplicates win, keeping position."""
+    out: Dict[str, float] = {}
+    for pair in pairs or []:
+        name, _, raw = pair.partition("=")
+        if not name or not raw:
+            raise UsageError("expected NAME=VALUE, got %r" % pair)
+        try:
+            number = float(raw)
+        except ValueError:
+            raise UsageError("%r is not a number in %r" % (raw, pair)) from None
+        if not math.isfinite(number):          # a non-finite limit would disable the gate it names
+            raise UsageError("%r is not a number in %r" % (raw, pair))
+        out[name.strip()] = number
+    return out
+
+
+def parse_limit(flag: str, raw: Optional[str]) -> Optional[float]:
+    """--min-accuracy / --max-ece: one finite number (S6.1)."""
+    if raw is None:
+        return None
+    try:
+        number = float(raw)
+    except ValueError:
+        raise UsageError("%s: %r is not a number" % (flag, raw)) from None
+    if not math.isfinite(number):
+        raise UsageError("%s: %r is not a number" % (flag, raw))
+    return number
+
+
+def assemble_limits(overall: Dict[str, Any], mins: Dict[str, float], maxs: Dict[str, float],
+                    min_accuracy: Optional[float], max_ece: Optional[float]) -> Tuple[Dict[str, float], Dict[str, float]]:
+    """S6.2: --min-accuracy names choice_accuracy when the report has it, else noul_accuracy."""
+    mins, maxs = dict(mins), dict(maxs)
+    if min_accuracy is not None:
+        mins["choice_accuracy" if "choice_accuracy" in overall else "noul_accuracy"] = min_accuracy
+    if max_ece is not None:
+        maxs["ece"] = max_ece
+    return mins, maxs
