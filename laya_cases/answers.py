@@ -1,8 +1,10 @@
 """Reading one answer against its label, exactly as the reference does (S2.7-S2.9, S3.4-S3.8).
 
 These are per-case facts written into each decision row at ingest/run time; every aggregate over
-them is SQL in sql/. An answer field the reference would crash on (a `noul` that is not a number,
-say) is a usage error here, naming the field.
+them is SQL in sql/. An answer field the reference would crash on is a usage error here, naming the
+field: a `noul` that is not a JSON number or boolean (the reference compares it, so even "0.7" fails),
+a `score` or probability that `float()` cannot read (the reference reads those with `float()`, so a
+numeric string is read as its number). A non-numeric `answer_confidence`/`confidence` is skipped (S2.7).
 """
 from __future__ import annotations
 
@@ -27,6 +29,16 @@ def _float(value: Any, field: str) -> float:
         raise AnswerError("%s must be a number, got %s" % (field, type(value).__name__)) from None
 
 
+def _noul(answer: Dict[str, Any]) -> float:
+    """A noul answer's P(true), missing 0.0 (S2.7, S2.9). The reference compares it (`noul >= 0.5`), so
+    it must be a JSON number or boolean: a string, even "0.7", crashes the reference and is refused here,
+    for every noul answer, whatever its label."""
+    value = answer.get("noul", 0.0)
+    if not isinstance(value, (int, float)):
+        raise AnswerError("noul must be a number, got %s" % type(value).__name__)
+    return _float(value, "noul")
+
+
 def confidence(answer: Dict[str, Any]) -> Tuple[Optional[float], Optional[str]]:
     """S2.7: (the confidence the metrics read, which link supplied it)."""
     for key in ("answer_confidence", "confidence"):
@@ -34,7 +46,7 @@ def confidence(answer: Dict[str, Any]) -> Tuple[Optional[float], Optional[str]]:
         if _is_number(value):
             return _float(value, key), key
     if answer.get("type") == "noul":
-        p = _float(answer.get("noul", 0.0), "noul")
+        p = _noul(answer)
         return max(p, 1.0 - p), "noul"
     probabilities = answer.get("probabilities")
     if isinstance(probabilities, dict) and probabilities:
@@ -64,7 +76,7 @@ def expected_kind(label: Any) -> str:
 
 
 def _noul_true(answer: Dict[str, Any]) -> bool:
-    return bool(_float(answer.get("noul", 0.0), "noul") >= 0.5)
+    return _noul(answer) >= 0.5
 
 
 def correct(answer: Dict[str, Any], label: Any) -> Optional[bool]:
