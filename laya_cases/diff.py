@@ -20,7 +20,8 @@ from typing import Any, Dict, List, Optional
 import pyarrow as pa
 
 from . import UsageError
-from . import sql as Q
+from . import catalogue
+from . import sql as sqlfiles
 from .resample import quantile_levels, replicate_weights
 
 SCHEMA = "laya-cases-diff/1"
@@ -53,24 +54,23 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     wh.require_run(run_a)
     wh.require_run(run_b)
     con = wh.connect(sorted({run_a, run_b}))
-    Q.materialize(con, "compare/diff_cases.sql", "diff_cases", {"run_a": run_a, "run_b": run_b})
-    Q.materialize(con, "compare/diff_slice_cases.sql", "diff_slice_cases", {"dim": by})
-    Q.materialize(con, "compare/diff_slices.sql", "diff_slices")
-    summary = Q.rows(Q.query(con, "compare/diff_summary.sql"))[0]
+    catalogue.materialize_all(con, catalogue.build_order(["diff_slices"], ("compare",)),
+                              {"run_a": run_a, "run_b": run_b, "dim": by})
+    summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
     replicate, row, multiplicity = replicate_weights(seed, n, bootstrap)   # rows drawn, with multiplicity
     con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
                                          "row": pa.array(row, type=pa.int64()),
                                          "m": pa.array(multiplicity, type=pa.int64())}))
-    Q.materialize(con, "compare/diff_replicates.sql", "boot_values")
+    sqlfiles.materialize(con, "compare/diff_replicates.sql", "boot_values")
     lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
     intervals = {(r["dim"], r["key"]): r for r in
-                 Q.rows(Q.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper}))}
+                 sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper}))}
     used = {(dim, key): count for dim, key, count in con.execute(   # usable replicates, also below 2
         "SELECT split_part(dim, '@', 1), key, count(*) FROM boot_values GROUP BY ALL").fetchall()}
     groups: Dict[str, Dict[str, Dict[str, Any]]] = {}
     overall: Dict[str, Any] = {}
-    for row in Q.rows(con.execute("SELECT * FROM diff_slices")):
+    for row in sqlfiles.rows(con.execute("SELECT * FROM diff_slices")):
         ci = intervals.get((row["dim"], row["key"]))
         row["B_used"] = used.get((row["dim"], row["key"]), 0)
         row["ci95"] = None if ci is None else [ci["lower"], ci["upper"]]
@@ -86,12 +86,12 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
                                                 "mean_confidence_shift")})
         overall["mcnemar_p"] = 1.0
     flips = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
-             for r in Q.rows(Q.query(con, "compare/diff_flips.sql"))]
+             for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_flips.sql"))]
     drift = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
-             for r in Q.rows(Q.query(con, "compare/diff_label_drift.sql"))]
+             for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_label_drift.sql"))]
     failures: List[str] = []
     if max_flip_rate is not None:
-        for row in Q.rows(Q.query(con, "gates/flip_rate.sql", {"max_flip_rate": max_flip_rate})):
+        for row in sqlfiles.rows(sqlfiles.query(con, "gates/flip_rate.sql", {"max_flip_rate": max_flip_rate})):
             if row["failure"] == "missing":
                 failures.append("flip rate is missing: no case is scored in both runs")
             else:

@@ -76,9 +76,12 @@ def rows(result) -> List[Dict[str, Any]]:
 _SCALES = (Fraction(2) ** 40, Fraction(1, 2 ** 12), Fraction(1, 2 ** 64), Fraction(1, 2 ** 116))
 
 
-def exact_total(s0, s1, s2, s3, rest) -> Optional[float]:
+def exact_total(s0, s1, s2, s3, rest, count=None) -> Optional[float]:
     """Round the finite limb sums of sql/macros/exact_sum.sql once, as math.fsum would (S3.3, S9.8).
 
+    With `count` it is the mean: the rounded sum divided by count, as the reference's fsum / n
+    (statistics.fmean) does bit for bit; only where that sum overflows binary64 (the reference
+    crashes there) is the exact rational divided before rounding, so two 1e308 average 1e308.
     NaN and infinities never reach here: the macro decides those in SQL.
     """
     if s0 is None and rest is None:
@@ -87,9 +90,15 @@ def exact_total(s0, s1, s2, s3, rest) -> Optional[float]:
     for value, weight in rest or ():              # (rest, w) pairs: exact, unlike a float sum of rest * w
         total += Fraction(value) * int(weight)
     try:
-        return float(total)                       # int / int true division: correctly rounded
+        rounded = float(total)                    # int / int true division: correctly rounded
     except OverflowError:
+        if count:
+            try:
+                return float(total / int(count))
+            except OverflowError:
+                pass
         return math.inf if total > 0 else -math.inf
+    return rounded / float(count) if count else rounded
 
 
 def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
@@ -98,8 +107,7 @@ def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
 
     con.execute("SET enable_progress_bar = false")     # our own bars go to stderr; DuckDB's would mix in
 
-    con.create_function("lc_exact_total", exact_total,
-                        [HUGEINT, HUGEINT, HUGEINT, HUGEINT, duckdb.list_type(duckdb.list_type(DOUBLE))], DOUBLE,
-                        null_handling="special", side_effects=False)
+    limbs = [HUGEINT, HUGEINT, HUGEINT, HUGEINT, duckdb.list_type(duckdb.list_type(DOUBLE)), HUGEINT]
+    con.create_function("lc_exact_total", exact_total, limbs, DOUBLE, null_handling="special", side_effects=False)
     for name in listing("macros"):
         con.execute(text(name))

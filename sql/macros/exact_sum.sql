@@ -1,4 +1,5 @@
--- macro: lc_exact_sum(x) and lc_exact_sum_w(x, w) -- an exactly rounded sum (math.fsum semantics)
+-- macro: lc_exact_sum(x), lc_exact_sum_w(x, w) and lc_exact_mean_w(x, w) -- an exactly rounded sum (math.fsum
+--        semantics), and the mean fsum / sum(w)
 -- spec: S3.3 (evaluator means are fsum / n, bit for bit), S9.8 (order-independent sums)
 -- engine: duckdb (HUGEINT sums; the final rounding is the lc_exact_total function that
 --         laya_cases.sql registers on every connection). Portable SQL elsewhere calls these by name.
@@ -8,6 +9,9 @@
 --         as HUGEINT in any order and lc_exact_total rounds the rational total once. Bits below
 --         2^-116 and |x| >= 2^103 are listed as (rest, w) pairs and added exactly there (the
 --         list is empty for ordinary values); NaN and infinities are decided in SQL below.
+--         lc_exact_mean_w divides the rounded sum by sum(w), as the reference's fsum / n; only
+--         when that sum overflows binary64 (the reference crashes) is the exact rational divided
+--         first, so two confidences of 1e308 average 1e308 (lc_exact_w: the shared body).
 -- params: none
 CREATE OR REPLACE MACRO lc_fits(x) AS isfinite(x) AND abs(x) < CAST('1.0141204801825835e+31' AS DOUBLE);
 CREATE OR REPLACE MACRO lc_t0(x) AS trunc(x * CAST('9.094947017729282e-13' AS DOUBLE));
@@ -18,7 +22,7 @@ CREATE OR REPLACE MACRO lc_shift52(t) AS t * CAST('4503599627370496.0' AS DOUBLE
 CREATE OR REPLACE MACRO lc_rest(x) AS CASE
     WHEN lc_fits(x) THEN x - lc_t3(x) * CAST('1.2037062152420224e-35' AS DOUBLE)
     WHEN isfinite(x) THEN x END;
-CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS CASE
+CREATE OR REPLACE MACRO lc_exact_w(x, w, d) AS CASE
     -- NaN, or +inf with -inf, is NaN; a lone infinity wins (as fsum); handled here because a
     -- Python UDF cannot return NaN to DuckDB (it arrives as NULL)
     WHEN sum(CASE WHEN isnan(x) THEN w ELSE 0 END) > 0
@@ -31,6 +35,9 @@ CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS CASE
         sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS HUGEINT) * w END),
         sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS HUGEINT) * w END),
         sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS HUGEINT) * w END),
-        list([lc_rest(x), CAST(w AS DOUBLE)]) FILTER (WHERE lc_rest(x) <> 0))
+        list([lc_rest(x), CAST(w AS DOUBLE)]) FILTER (WHERE lc_rest(x) <> 0),
+        d)
     END;
+CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS lc_exact_w(x, w, CAST(NULL AS HUGEINT));
+CREATE OR REPLACE MACRO lc_exact_mean_w(x, w) AS lc_exact_w(x, w, CAST(sum(w) AS HUGEINT));
 CREATE OR REPLACE MACRO lc_exact_sum(x) AS lc_exact_sum_w(x, 1);

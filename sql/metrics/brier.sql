@@ -8,9 +8,8 @@
 -- family: calibration 3
 -- output: dim, key, metric, value, n_paired
 SELECT dim, key, 'brier' AS metric,
-       lc_exact_sum_w((conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END)
-                      * (conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END), n)
-         / CAST(sum(n) AS DOUBLE) AS value,
+       lc_exact_mean_w((conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END)
+                       * (conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END), n) AS value,
        sum(n) AS n_paired
 FROM slice_cells
 WHERE conf IS NOT NULL AND correct IS NOT NULL

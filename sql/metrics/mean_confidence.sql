@@ -7,7 +7,7 @@
 -- family: calibration 1
 -- output: dim, key, metric, value, n
 SELECT dim, key, 'mean_confidence' AS metric,
-       lc_exact_sum_w(conf, n) / CAST(sum(n) AS DOUBLE) AS value,
+       lc_exact_mean_w(conf, n) AS value,
        sum(n) AS n
 FROM slice_cells
 WHERE conf IS NOT NULL

@@ -7,7 +7,7 @@
 -- family: accuracy 3
 -- output: dim, key, metric, value, n
 SELECT dim, key, 'score_mae' AS metric,
-       lc_exact_sum_w(err, n) / CAST(sum(n) AS DOUBLE) AS value,
+       lc_exact_mean_w(err, n) AS value,
        sum(n) AS n
 FROM slice_errors
 GROUP BY dim, key
