@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 import pyarrow as pa
 
 from . import answers as A
-from . import questions as Q
+from . import questions
 from .dataset import Row, slice_key
 from .schema import DECISION_SCHEMA
 
@@ -98,7 +98,8 @@ class DecisionBuffer:
         facts = self._bodies.get(body_json)
         if facts is None:                        # render each distinct question body once
             body = raw_body if isinstance(raw_body, dict) else {}
-            facts = (Q.option_labels(body), Q.option_texts(body), Q.instructions_text(body),
+            facts = (questions.option_labels(body), questions.option_texts(body),
+                     questions.instructions_text(body),
                      None if body.get("type") is None else str(body.get("type")))
             if len(self._bodies) > 4096:
                 self._bodies.clear()
@@ -126,7 +127,8 @@ class DecisionBuffer:
             "noul_accuracy": (None if kind != "noul" or correct is None else float(correct)),
             "score_mae": A.score_error(answer, label),
             "abstention": answer.get("abstention") if isinstance(answer.get("abstention"), str) else None,
-            "temperature_bucket": (Q.bucket(str(kind), len(options)) if kind in Q.TYPES and options else None),
+            "temperature_bucket": (questions.bucket(str(kind), len(options))
+                                   if kind in questions.TYPES and options else None),
         })
         if extra:
             values.update(extra)
