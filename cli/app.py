@@ -31,6 +31,7 @@ app = typer.Typer(
     rich_markup_mode=None)       # help texts show [default: ...] literally, not as markup
 
 WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_CASES_WAREHOUSE",
+                         parser=lambda text: _warehouse_path(text),
                          help="Warehouse directory [default: ./warehouse].")
 
 
@@ -50,7 +51,19 @@ def write_text(path: Optional[Path], content: str, what: str) -> None:
 
 
 def warehouse_of(option: Optional[Path]) -> Warehouse:
-    return Warehouse(resolve_root(str(option) if option else None))
+    """The warehouse named by -w / $LAYA_CASES_WAREHOUSE / ./warehouse; one line, exit 2, when that
+    path exists and is not a directory (a missing one is an empty warehouse until a run is written)."""
+    wh = Warehouse(resolve_root(str(option) if option else None))
+    if wh.root.exists() and not wh.root.is_dir():
+        fail("warehouse %s is not a directory" % wh.root)
+    return wh
+
+
+def _warehouse_path(text: str) -> Path:
+    """`-w ""` is a mistake, not the current directory."""
+    if not text:
+        raise typer.BadParameter("the warehouse path is empty")
+    return Path(text)
 
 
 def print_result(result, fmt: str) -> None:

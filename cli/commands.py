@@ -7,7 +7,7 @@ from laya_cases_cli.app import app
 
 # `laya-cases --help` lists the commands in this order: the everyday flow first, tools last.
 _ORDER = ["run", "ingest", "report", "runs", "sql", "plot", "diff", "compare", "validate", "massive", "export-onnx",
-          "gc"]
+          "gc", "check"]
 
 
 def _name(info) -> str:

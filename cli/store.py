@@ -1,4 +1,4 @@
-"""Store commands: validate, ingest, runs, report, sql, gc."""
+"""Store commands: validate, ingest, runs, report, sql, gc, check."""
 from __future__ import annotations
 
 import dataclasses
@@ -123,7 +123,7 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
       laya-cases runs --format json
     """
     wh = warehouse_of(warehouse)
-    con = wh.connect()
+    con = connect_all(wh)
     result = con.execute("SELECT run_id, kind, runner, model_id, model_revision, n_rows, n_cases, n_errors, dataset, "
                          "dataset_sha256, labelled_rows_sha256, questions_sha256, schema_version, created_at "
                          "FROM runs ORDER BY created_at, run_id")
@@ -258,24 +258,38 @@ def plot(
 
 @app.command("sql")
 def sql_command(
-    query: str = typer.Argument(..., metavar="QUERY", help="DuckDB SQL over the views cases, decisions, errors "
-                                "and runs."),
+    query: str = typer.Argument(..., metavar="QUERY", help="One DuckDB SQL query over the views cases, decisions, "
+                                "errors, runs and slice_sets."),
     fmt: str = typer.Option("table", "--format", metavar="table|csv|json", help="Output format."),
+    allow_write: bool = typer.Option(False, "--allow-write", help="Also accept COPY ... TO '<file>' with the file "
+                                     "outside the warehouse."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Run any SQL over the whole warehouse; prints the result.
+    """Run one read-only SQL query over the whole warehouse; prints the result.
 
     Views: cases (one row per answered question), errors (rows that failed), decisions (both),
-    runs (one row per committed run). Columns: docs/schema.md.
+    runs (one row per committed run), slice_sets. Columns: docs/schema.md. The query is one
+    statement that reads (SELECT, WITH, DESCRIBE, SUMMARIZE, EXPLAIN); COPY, EXPORT, ATTACH,
+    INSTALL, LOAD, SET, CREATE and several statements at once are refused (exit 2). A damaged
+    run is left out, with a warning naming it.
 
     \b
-    Example:
+    Examples:
       laya-cases sql "SELECT qid, avg(correct::INT) AS acc FROM cases GROUP BY 1"
+      laya-cases sql "COPY (FROM cases) TO 'cases.parquet'" --allow-write
     """
     import duckdb
 
+    from laya_cases.sql_guard import check_query
+
     wh = warehouse_of(warehouse)
-    con = wh.connect()
+    try:
+        check_query(query, wh.root, allow_write)
+        con = connect_all(wh)
+    except UsageError as exc:
+        fail(str(exc))
+    con.execute("SET autoinstall_known_extensions = false")      # no download, no write to ~/.duckdb
+    con.execute("SET lock_configuration = true")                 # and the query cannot undo that
     try:
         result = con.execute(query)
     except duckdb.Error as exc:
@@ -285,17 +299,64 @@ def sql_command(
     print_result(result, fmt)
 
 
+def connect_all(wh):
+    """All committed runs; one stderr warning per damaged run left out (`laya-cases check` lists all)."""
+    try:
+        con = wh.connect()
+    except UsageError as exc:
+        fail(str(exc))
+    for rid, problem in sorted(wh.damaged.items()):
+        typer.echo("laya-cases: warning: run %r is damaged and left out: %s" % (rid, problem), err=True)
+    return con
+
+
 @app.command()
 def gc(warehouse: Optional[Path] = WAREHOUSE) -> None:
-    """Remove what killed writers left behind.
+    """Remove what killed writers left behind; lists each removed path.
 
-    Deletes staging areas whose writer process is gone and case partitions no committed run
-    owns; prints how many of each. Committed runs are never touched.
+    Deletes staging areas `_staging/<id>.<pid>.<nonce>` whose writer is gone and case partitions
+    `cases/run_id=<id>` that no runs entry owns; prints each removed path, then how many of each.
+    Committed runs, a damaged run's files and anything laya-cases did not name are never touched.
 
     \b
     Example:
       laya-cases gc -w warehouse
     """
     wh = warehouse_of(warehouse)
-    removed = wh.gc()
-    typer.echo("removed %d staging area(s), %d orphan partition(s)" % (removed["staging"], removed["orphans"]))
+    try:
+        removed = wh.gc()
+    except (UsageError, OSError) as exc:
+        fail("gc of %s failed: %s" % (wh.root, exc))
+    for path in removed["staging"] + removed["orphans"]:
+        typer.echo(path)
+    typer.echo("removed %d staging area(s), %d orphan partition(s)" % (len(removed["staging"]),
+                                                                      len(removed["orphans"])))
+
+
+@app.command()
+def check(warehouse: Optional[Path] = WAREHOUSE) -> None:
+    """Verify every committed run's files; lists each problem.
+
+    Reads every Parquet file of every run (footer and data) and compares its records with the runs
+    table (n_cases, n_errors). Prints one line per problem naming the file, or `ok: N run(s)`.
+    Exit 0 when all is well, 1 when a problem was found, 2 on a usage error (e.g. a bad -w).
+    A damaged run is left out of `runs`, `sql` and `report`; remove or restore its files.
+
+    \b
+    Example:
+      laya-cases check -w warehouse
+    """
+    from laya_cases.store_check import check as check_store
+
+    wh = warehouse_of(warehouse)
+    try:
+        problems = check_store(wh)
+        n_runs = len(wh.run_ids())
+    except UsageError as exc:
+        fail(str(exc))
+    for line in problems:
+        typer.echo(line)
+    if problems:
+        typer.echo("laya-cases: %d problem(s) in %s" % (len(problems), wh.root), err=True)
+        raise typer.Exit(1)
+    typer.echo("ok: %d run(s)" % n_runs)

@@ -10,31 +10,31 @@ Layout (run first, so a report reads one partition and a comparison reads two):
 A run is written entirely under `_staging`, then committed under a short file lock by two
 renames: its cases directory, then its runs directory. The runs entry is the commit point:
 readers only ever see cases of runs that have one, so a crash (even `kill -9`) at any moment
-leaves no partial run visible. Leftovers are removed by the next commit or `gc`.
+leaves no partial run visible. The next commit (or `gc`) removes the leftovers of dead writers.
+Readers check each run's footers first (store_check.py): a damaged run is left out and named.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import fcntl
 import os
 import re
 import secrets
-import shutil
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, List, Optional
 
 import duckdb
-import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import UsageError
 from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 
 ENV_VAR = "LAYA_CASES_WAREHOUSE"
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_RUN_ID = re.compile(r"^%s$" % RUN_ID_PATTERN)
 ROW_GROUP_ROWS = 1 << 20
+PARTITION = "run_id="
+# run_id from a file's path: the last `run_id=<id>/` directory, so nothing in the root's path counts
+_RUN_ID_OF_FILE = "regexp_extract(filename, 'run_id=([^/]+)/[^/]+$', 1)"
 
 
 def resolve_root(option: Optional[str]) -> Path:
@@ -49,6 +49,10 @@ def validate_run_id(run_id: str) -> str:
     return run_id
 
 
+def is_run_id(text: str) -> bool:
+    return bool(_RUN_ID.match(text)) and ".." not in text
+
+
 def new_run_id() -> str:
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     return "%s-%s" % (now, secrets.token_hex(3))
@@ -60,191 +64,127 @@ class Warehouse:
         self.cases_dir = self.root / "cases"
         self.runs_dir = self.root / "runs"
         self.staging_dir = self.root / "_staging"
+        self.damaged: Dict[str, str] = {}        # run id -> "<file>: <what is wrong>", from connect()
+
+    # ------------------------------------------------------------------ layout
+    def case_partition(self, run_id: str) -> Path:
+        return self.cases_dir / (PARTITION + run_id)
+
+    def run_entry(self, run_id: str) -> Path:
+        return self.runs_dir / (PARTITION + run_id)
+
+    def case_files(self, run_id: str) -> List[Path]:
+        """The run's case files (*.parquet in its partition, by name); [] when the partition is missing."""
+        part = self.case_partition(run_id)
+        try:
+            names = os.listdir(part)     # not glob: the root may contain [ ] * ?
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise UsageError("cannot read %s: %s" % (part, exc.strerror or exc)) from None
+        return [part / n for n in sorted(names) if n.endswith(".parquet")]
 
     # ------------------------------------------------------------------ reading
     def run_ids(self) -> List[str]:
         """Committed run ids, sorted."""
-        if not self.runs_dir.is_dir():
+        try:
+            names = os.listdir(self.runs_dir)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        out = []
-        for entry in self.runs_dir.iterdir():
-            if entry.name.startswith("run_id=") and (entry / "run.parquet").is_file():
-                out.append(entry.name[len("run_id="):])
-        return sorted(out)
+        except OSError as exc:
+            raise UsageError("cannot read warehouse %s: %s" % (self.root, exc.strerror or exc)) from None
+        return sorted(n[len(PARTITION):] for n in names
+                      if n.startswith(PARTITION) and (self.runs_dir / n / "run.parquet").is_file())
 
     def has_run(self, run_id: str) -> bool:
-        return (self.runs_dir / ("run_id=" + run_id) / "run.parquet").is_file()
+        return (self.run_entry(run_id) / "run.parquet").is_file()
 
     def require_run(self, run_id: str) -> str:
+        """The id of a committed, undamaged run; else a UsageError naming what is wrong."""
+        from .store_check import run_problem
+
         validate_run_id(run_id)
         if not self.has_run(run_id):
             known = self.run_ids()
             hint = ("; known runs: %s" % ", ".join(known[-5:])) if known else "; the warehouse is empty"
             raise UsageError("unknown run id %r in warehouse %s%s" % (run_id, self.root, hint))
+        problem = run_problem(self, run_id)
+        if problem:
+            raise UsageError(damaged_message(run_id, problem))
         return run_id
 
     def connect(self, run_ids: Optional[List[str]] = None) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection with views `decisions` (every record), `cases` (records that are
-        cases), `errors` (failed calls and missing answers) and `runs`, over committed runs (all, or the ones named)."""
+        """A DuckDB connection with views `decisions` (every record), `cases` (records that are cases),
+        `errors` (failed calls and missing answers), `runs` and `slice_sets`, over committed runs (all,
+        or the ones named). A damaged run is left out of all and noted in `self.damaged`; naming one
+        is a UsageError."""
         from .sql import prepare_connection
+        from .store_check import run_problem
 
-        ids = self.run_ids() if run_ids is None else list(run_ids)
+        ids = []
+        for rid in (self.run_ids() if run_ids is None else list(run_ids)):
+            problem = run_problem(self, rid)
+            if problem and run_ids is not None:
+                raise UsageError(damaged_message(rid, problem))
+            if problem:
+                self.damaged[rid] = problem
+            else:
+                ids.append(rid)
         con = duckdb.connect()
         prepare_connection(con)
-        case_files = [str(p) for rid in ids
-                      for p in sorted((self.cases_dir / ("run_id=" + rid)).glob("*.parquet"))]
-        run_files = [str(self.runs_dir / ("run_id=" + rid) / "run.parquet") for rid in ids]
-        if case_files:
-            con.execute("CREATE VIEW decisions AS SELECT * FROM read_parquet(%s, hive_partitioning = true, "
-                        "hive_types = {'run_id': VARCHAR}, union_by_name = true)" % _sql_list(case_files))
-        else:
-            empty = DECISION_SCHEMA.empty_table().append_column("run_id", pa.array([], pa.string()))
-            con.register("_empty_decisions", empty)
-            con.execute("CREATE VIEW decisions AS SELECT * FROM _empty_decisions")
-        if run_files:
-            con.execute("CREATE VIEW runs AS SELECT * FROM read_parquet(%s)" % _sql_list(run_files))
-            set_files = [str(Path(f).parent / "slice_sets.parquet") for f in run_files]
-            con.execute("CREATE VIEW slice_sets AS SELECT * FROM read_parquet(%s, hive_partitioning = true, "
-                        "hive_types = {'run_id': VARCHAR})" % _sql_list(set_files))
-        else:
-            con.register("_empty_runs", RUN_SCHEMA.empty_table())
-            con.execute("CREATE VIEW runs AS SELECT * FROM _empty_runs")
-            empty = SLICE_SET_SCHEMA.empty_table().append_column("run_id", pa.array([], pa.string()))
-            con.register("_empty_slice_sets", empty)
-            con.execute("CREATE VIEW slice_sets AS SELECT * FROM _empty_slice_sets")
+        case_files = [str(p.resolve()) for rid in ids for p in self.case_files(rid)]
+        entries = [self.run_entry(rid).resolve() for rid in ids]
+        _view(con, "decisions", case_files, DECISION_SCHEMA, with_run_id=True, by_name=True)
+        _view(con, "runs", [str(e / "run.parquet") for e in entries], RUN_SCHEMA, with_run_id=False)
+        _view(con, "slice_sets", [str(e / "slice_sets.parquet") for e in entries], SLICE_SET_SCHEMA,
+              with_run_id=True)
         con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
         con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
         return con
 
-    # ------------------------------------------------------------------ writing
-    @contextmanager
-    def stage(self, run_id: str) -> Iterator["StagedRun"]:
+    # ------------------------------------------------------------------ writing (store_write.py)
+    def stage(self, run_id: str):
         """Write a run under _staging; commit() makes it visible; any exception discards it."""
-        validate_run_id(run_id)
-        if self.has_run(run_id):
-            raise UsageError("run id %r already exists in warehouse %s" % (run_id, self.root))
-        self.staging_dir.mkdir(parents=True, exist_ok=True)
-        path = self.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
-        path.mkdir()
-        staged = StagedRun(self, run_id, path)
-        try:
-            yield staged
-        finally:
-            staged.close()
-            shutil.rmtree(path, ignore_errors=True)
+        from .store_write import stage
 
-    @contextmanager
-    def _lock(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".commit.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return stage(self, run_id)
 
-    def gc(self) -> Dict[str, int]:
-        """Remove staging areas of dead writers and case partitions no run entry points at."""
-        removed = {"staging": 0, "orphans": 0}
-        with self._lock():
-            if self.staging_dir.is_dir():
-                for entry in self.staging_dir.iterdir():
-                    parts = entry.name.rsplit(".", 2)
-                    pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else -1
-                    if not _alive(pid):
-                        shutil.rmtree(entry, ignore_errors=True)
-                        removed["staging"] += 1
-            if self.cases_dir.is_dir():
-                for entry in self.cases_dir.iterdir():
-                    rid = entry.name[len("run_id="):]
-                    if not self.has_run(rid):
-                        shutil.rmtree(entry, ignore_errors=True)
-                        removed["orphans"] += 1
-        return removed
+    def gc(self) -> Dict[str, List[str]]:
+        """Remove what dead writers left: {"staging": [paths], "orphans": [paths]}."""
+        from .store_write import gc
+
+        return gc(self)
 
 
-class StagedRun:
-    def __init__(self, warehouse: Warehouse, run_id: str, path: Path):
-        self.warehouse, self.run_id, self.path = warehouse, run_id, path
-        self.cases_path = path / "cases" / ("run_id=" + run_id)
-        self.cases_path.mkdir(parents=True)
-        self._writer: Optional[pq.ParquetWriter] = None
-        self._sets: List[pa.Table] = []          # first row of every slice set seen, for slice_sets.parquet
-        self._seen_sets: set = set()
-        self.rows_written = 0
-        self.committed = False
+def damaged_message(run_id: str, problem: str) -> str:
+    return "run %r is damaged: %s (see `laya-cases check`)" % (run_id, problem)
 
-    def write(self, batch: pa.RecordBatch) -> None:
-        if batch.num_rows == 0:
-            return
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(str(self.cases_path / "part-00000.parquet"), DECISION_SCHEMA,
-                                            compression="zstd")
-        self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
-        self.rows_written += batch.num_rows
-        self._note_slice_sets(batch)
 
-    def _note_slice_sets(self, batch: pa.RecordBatch) -> None:
-        """Keep one row of attributes per slice set, so a report never rescans the run for them."""
-        ids = batch.column("slice_set").to_numpy(zero_copy_only=False)
-        ids = np.where(np.isnan(ids), -1, ids).astype(np.int64) if ids.dtype.kind == "f" else ids
-        values, first = np.unique(ids, return_index=True)
-        fresh = [int(i) for v, i in zip(values, first) if v >= 0 and int(v) not in self._seen_sets]
-        if fresh:
-            self._seen_sets.update(int(ids[i]) for i in fresh)
-            self._sets.append(pa.Table.from_batches([batch]).select(SLICE_SET_SCHEMA.names).take(fresh))
+def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema: pa.Schema, *,
+          with_run_id: bool, by_name: bool = False) -> None:
+    """CREATE VIEW name over exactly these files: each path is a literal (glob characters escaped), and
+    run_id comes from the file's own partition directory, never from `key=value` parts of the root."""
+    if not files:
+        empty = schema.empty_table()
+        if with_run_id:
+            empty = empty.append_column("run_id", pa.array([], pa.string()))
+        con.register("_empty_" + name, empty)
+        con.execute("CREATE VIEW %s AS SELECT * FROM _empty_%s" % (name, name))
+        return
+    extra = ", %s AS run_id" % _RUN_ID_OF_FILE if with_run_id else ""
+    options = ", union_by_name = true" if by_name else ""
+    con.execute("CREATE VIEW %s AS SELECT *%s FROM read_parquet(%s, hive_partitioning = false%s)"
+                % (name, extra, _sql_list(files), options))
 
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
 
-    def commit(self, run_row: Dict[str, object]) -> None:
-        """Make the run visible: cases partition first, then the runs entry (the commit point)."""
-        self.close()
-        if self.rows_written == 0:       # an empty partition still needs a file with the schema
-            pq.write_table(DECISION_SCHEMA.empty_table(), str(self.cases_path / "part-00000.parquet"))
-        run_row = dict(run_row, run_id=self.run_id)
-        runs_path = self.path / "runs" / ("run_id=" + self.run_id)
-        runs_path.mkdir(parents=True)
-        pq.write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), str(runs_path / "run.parquet"))
-        sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
-        pq.write_table(sets, str(runs_path / "slice_sets.parquet"))
-        wh = self.warehouse
-        with wh._lock():
-            if wh.has_run(self.run_id):
-                raise UsageError("run id %r already exists in warehouse %s" % (self.run_id, wh.root))
-            wh.cases_dir.mkdir(parents=True, exist_ok=True)
-            wh.runs_dir.mkdir(parents=True, exist_ok=True)
-            target = wh.cases_dir / ("run_id=" + self.run_id)
-            if target.exists():          # left by a writer killed between the two renames
-                shutil.rmtree(target)
-            os.rename(self.cases_path, target)
-            _fsync_dir(wh.cases_dir)
-            os.rename(runs_path, wh.runs_dir / ("run_id=" + self.run_id))
-            _fsync_dir(wh.runs_dir)
-        self.committed = True
+def _glob_literal(path: str) -> str:
+    """DuckDB expands * ? [ in every path it reads; a one-character class matches the character itself."""
+    return "".join({"[": "[[]", "*": "[*]", "?": "[?]"}.get(c, c) for c in path)
 
 
 def _sql_list(paths: List[str]) -> str:
-    return "[%s]" % ", ".join("'%s'" % p.replace("'", "''") for p in paths)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(str(path), os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    for path in paths:              # DuckDB reads `\` as a separator once a path has a glob character
+        if "\\" in path and any(c in path for c in "[*?"):
+            raise UsageError("cannot read %s: a path with a backslash and one of [ * ? cannot be given to "
+                             "DuckDB as a literal; rename the directory" % path)
+    return "[%s]" % ", ".join("'%s'" % _glob_literal(p).replace("'", "''") for p in paths)

@@ -142,8 +142,9 @@ def test_kill_9_during_ingest_leaves_no_visible_partial_run(store, big_answers, 
     gone = cli("report", "killed", "-w", str(store))
     assert gone.returncode == 2 and "unknown run id 'killed'" in gone.stderr
 
-    out = cli("gc", "-w", str(store), check=True).stdout
-    assert out.strip() == "removed 1 staging area(s), 0 orphan partition(s)"
+    out = cli("gc", "-w", str(store), check=True).stdout.splitlines()
+    assert out[-1] == "removed 1 staging area(s), 0 orphan partition(s)"
+    assert len(out) == 2 and out[0].startswith(str(store / "_staging" / "killed."))     # the path it removed
     assert staging_areas(store) == []
     assert runs_json(store) == runs_before
     # the id was never taken: a later ingest may use it
@@ -188,8 +189,9 @@ def test_crash_between_commit_renames_is_invisible_and_gc_removes_orphan(store):
     missing = cli("report", "torn", "-w", str(store))
     assert missing.returncode == 2 and "unknown run id 'torn'" in missing.stderr
 
-    out = cli("gc", "-w", str(store), check=True).stdout
-    assert out.strip() == "removed 1 staging area(s), 1 orphan partition(s)"
+    debris = [str(staging_areas(store)[0]), str(store / "cases" / "run_id=torn")]
+    out = cli("gc", "-w", str(store), check=True).stdout.splitlines()
+    assert out == debris + ["removed 1 staging area(s), 1 orphan partition(s)"]
     assert not (store / "cases" / "run_id=torn").exists()
     assert staging_areas(store) == []
     assert sorted(p.name for p in (store / "cases").iterdir()) == ["run_id=base"]

@@ -1,0 +1,253 @@
+"""Writing the warehouse: staging a run, the commit protocol, and removing dead writers' leftovers.
+
+A staging area `_staging/<id>.<pid>.<nonce>/` is flock-ed by its writer for the writer's whole life;
+the kernel drops the lock when the process dies (even `kill -9`), so "nobody holds the lock" is how
+the next commit and `gc` know an area is a leftover. Data files and their directories are fsynced
+before the commit renames, so a power loss cannot commit a torn file.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import secrets
+import shutil
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import UsageError
+from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from .warehouse import PARTITION, ROW_GROUP_ROWS, RUN_ID_PATTERN, Warehouse, is_run_id, validate_run_id
+
+_STAGING_NAME = re.compile(r"^(%s)\.(\d+)\.[0-9a-f]{8}$" % RUN_ID_PATTERN)
+# between a writer's mkdir and its flock there is a moment without the lock: a young area whose pid
+# is alive is kept (older than this, a free lock means its writer is gone even if the pid was reused)
+_GRACE_S = 60.0
+
+
+@contextmanager
+def stage(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
+    """Write a run under _staging; commit() makes it visible; any exception discards it, together with
+    every directory this call created (a failed first ingest leaves no warehouse behind)."""
+    validate_run_id(run_id)
+    if wh.has_run(run_id):
+        raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
+    created = _make_dirs(wh, wh.staging_dir)
+    path = wh.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
+    staged = None
+    try:
+        _mkdir(wh, path)
+        staged = StagedRun(wh, run_id, path)
+        yield staged
+    finally:
+        if staged is not None:
+            staged.close()
+        shutil.rmtree(path, ignore_errors=True)
+        if staged is not None:
+            staged.release()
+        if staged is None or not staged.committed:
+            for directory in reversed(created):
+                try:
+                    os.rmdir(directory)          # only if still empty: another writer may have arrived
+                except OSError:
+                    break
+
+
+def _mkdir(wh: Warehouse, path: Path) -> None:
+    try:
+        os.mkdir(path)
+    except OSError as exc:
+        raise UsageError("cannot write to warehouse %s: %s" % (wh.root, exc.strerror or exc)) from None
+
+
+def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
+    """mkdir -p, returning the directories it created (outermost first)."""
+    missing = []
+    while not path.is_dir():
+        if os.path.lexists(path):
+            raise UsageError("cannot write to warehouse %s: %s is not a directory" % (wh.root, path))
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    missing.reverse()
+    for directory in missing:
+        _mkdir(wh, directory)
+    return missing
+
+
+@contextmanager
+def commit_lock(wh: Warehouse) -> Iterator[None]:
+    with open(wh.root / ".commit.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class StagedRun:
+    def __init__(self, warehouse: Warehouse, run_id: str, path: Path):
+        self.warehouse, self.run_id, self.path = warehouse, run_id, path
+        self._lock_fd = os.open(str(path), os.O_RDONLY)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)      # held until close(): "this area's writer is alive"
+        self.cases_path = path / "cases" / (PARTITION + run_id)
+        self.cases_path.mkdir(parents=True)
+        self._writer: Optional[pq.ParquetWriter] = None
+        self._sets: List[pa.Table] = []          # first row of every slice set seen, for slice_sets.parquet
+        self._seen_sets: set = set()
+        self.rows_written = 0
+        self.committed = False
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows == 0:
+            return
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(str(self.cases_path / "part-00000.parquet"), DECISION_SCHEMA,
+                                            compression="zstd")
+        self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+        self.rows_written += batch.num_rows
+        self._note_slice_sets(batch)
+
+    def _note_slice_sets(self, batch: pa.RecordBatch) -> None:
+        """Keep one row of attributes per slice set, so a report never rescans the run for them."""
+        ids = batch.column("slice_set").to_numpy(zero_copy_only=False)
+        ids = np.where(np.isnan(ids), -1, ids).astype(np.int64) if ids.dtype.kind == "f" else ids
+        values, first = np.unique(ids, return_index=True)
+        fresh = [int(i) for v, i in zip(values, first) if v >= 0 and int(v) not in self._seen_sets]
+        if fresh:
+            self._seen_sets.update(int(ids[i]) for i in fresh)
+            self._sets.append(pa.Table.from_batches([batch]).select(SLICE_SET_SCHEMA.names).take(fresh))
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def release(self) -> None:
+        """Let go of the area's lock (after the area is gone)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def commit(self, run_row: Dict[str, object]) -> None:
+        """Make the run visible: cases partition first, then the runs entry (the commit point)."""
+        self.close()
+        if self.rows_written == 0:       # an empty partition still needs a file with the schema
+            pq.write_table(DECISION_SCHEMA.empty_table(), str(self.cases_path / "part-00000.parquet"))
+        run_row = dict(run_row, run_id=self.run_id)
+        runs_path = self.path / "runs" / (PARTITION + self.run_id)
+        runs_path.mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), str(runs_path / "run.parquet"))
+        sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
+        pq.write_table(sets, str(runs_path / "slice_sets.parquet"))
+        for directory in (self.cases_path, runs_path):      # the bytes reach the disk before any rename
+            for name in os.listdir(directory):
+                fsync_path(directory / name)
+            fsync_path(directory)
+        wh = self.warehouse
+        with commit_lock(wh):
+            if wh.has_run(self.run_id):
+                raise UsageError("run id %r already exists in warehouse %s" % (self.run_id, wh.root))
+            sweep_staging(wh, keep=self.path)
+            for directory in (wh.cases_dir, wh.runs_dir):
+                if not directory.is_dir():
+                    directory.mkdir(parents=True, exist_ok=True)
+                    fsync_path(wh.root)
+            target = wh.case_partition(self.run_id)
+            if target.exists():          # left by a writer killed between the two renames
+                shutil.rmtree(target)
+            os.rename(self.cases_path, target)
+            fsync_path(wh.cases_dir)
+            os.rename(runs_path, wh.run_entry(self.run_id))
+            fsync_path(wh.runs_dir)
+        self.committed = True
+
+
+def fsync_path(path: Path) -> None:
+    fd = os.open(str(path), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sweep_staging(wh: Warehouse, keep: Optional[Path] = None) -> List[str]:
+    """Remove the staging areas of dead writers (call under the commit lock); returns their paths.
+    Only directories named as laya-cases names them are considered; anything else is left alone."""
+    removed: List[str] = []
+    try:
+        names = sorted(os.listdir(wh.staging_dir))
+    except OSError:
+        return removed
+    for name in names:
+        match = _STAGING_NAME.match(name)
+        path = wh.staging_dir / name
+        if not match or path == keep or not is_run_id(match.group(1)) or os.path.islink(path) \
+                or not path.is_dir():
+            continue
+        if _writer_gone(path, int(match.group(2))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+    return removed
+
+
+def _writer_gone(path: Path, pid: int) -> bool:
+    try:
+        fd = os.open(str(path), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return False                 # its writer holds the lock: alive
+            raise
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        young = time.time() - os.fstat(fd).st_mtime < _GRACE_S
+        return not (young and _alive(pid))
+    finally:
+        os.close(fd)
+
+
+def gc(wh: Warehouse) -> Dict[str, List[str]]:
+    """Remove staging areas of dead writers and case partitions `run_id=<id>` with no runs entry;
+    nothing else (foreign files and folders stay). Returns the removed paths by kind."""
+    removed: Dict[str, List[str]] = {"staging": [], "orphans": []}
+    if not wh.root.is_dir():                 # nothing to clean, and no directory to create
+        return removed
+    with commit_lock(wh):
+        removed["staging"] = sweep_staging(wh)
+        try:
+            names = sorted(os.listdir(wh.cases_dir))
+        except OSError:
+            names = []
+        for name in names:
+            rid = name[len(PARTITION):]
+            path = wh.cases_dir / name
+            if not name.startswith(PARTITION) or not is_run_id(rid) or os.path.islink(path) or not path.is_dir():
+                continue
+            if not os.path.lexists(wh.run_entry(rid)):      # a damaged run's entry keeps its cases
+                shutil.rmtree(path)
+                removed["orphans"].append(str(path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
