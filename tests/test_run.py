@@ -306,14 +306,20 @@ def minilm():
     return registry.load("minilm")
 
 
-def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
-    """Issue acceptance: MiniLM over MASSIVE en-US, first 300 rows, 20 options: well above 1/20."""
-    data = tmp_path / "en.jsonl"
-    massive.write("en-US", data, n_rows=300, source=MASSIVE)
+def _massive_run(tmp_path, runner, locale: str):
+    """The first 300 rows of a MASSIVE locale, run in batches of 32: (warehouse, run id, report)."""
+    data = tmp_path / ("%s.jsonl" % locale)
+    massive.write(locale, data, n_rows=300, source=MASSIVE)
     wh = Warehouse(tmp_path / "wh")
-    rid = execute(wh, RunOptions(str(data), batch_size=32, run_id="en"), runner=minilm).run_id
+    rid = execute(wh, RunOptions(str(data), batch_size=32, run_id=locale), runner=runner).run_id
     doc = _report(wh, rid)
     assert doc["extensions"]["overall"]["choice_accuracy"]["n"] == 300
+    return wh, rid, doc
+
+
+def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
+    """Issue acceptance: MiniLM over MASSIVE en-US, first 300 rows, 20 options: well above 1/20."""
+    wh, rid, doc = _massive_run(tmp_path, minilm, "en-US")
     assert doc["overall"]["choice_accuracy"] > 0.25
     assert doc["extensions"]["run"]["temperature"] == 0.05 and "softmax" in doc["extensions"]["run"]["decision_rule"]
     assert wh.connect([rid]).execute("SELECT DISTINCT temperature FROM cases").fetchall() == [(0.05,)]
@@ -343,13 +349,7 @@ def test_minilm_sort_by_length_changes_no_answer(tmp_path, minilm):
 
 def test_use_multilingual_beats_chance_on_massive_de_de(tmp_path):
     """Issue acceptance: the multilingual embedder over MASSIVE de-DE (English labels), 300 rows."""
-    runner = registry.load("use-multilingual")
-    data = tmp_path / "de.jsonl"
-    massive.write("de-DE", data, n_rows=300, source=MASSIVE)
-    wh = Warehouse(tmp_path / "wh")
-    rid = execute(wh, RunOptions(str(data), batch_size=32, run_id="de"), runner=runner).run_id
-    doc = _report(wh, rid)
-    assert doc["extensions"]["overall"]["choice_accuracy"]["n"] == 300
+    _wh, _rid, doc = _massive_run(tmp_path, registry.load("use-multilingual"), "de-DE")
     assert doc["overall"]["choice_accuracy"] > 0.15
 
 
