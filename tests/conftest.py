@@ -1,4 +1,38 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests import helpers, doubles, ...
+
+# Tests marked `slow` here (a whole file, or a test with all its parameter sets), so `pytest -m "not slow"`
+# stays under a minute on two cores: neural models, the golden CLI run, the reference differential,
+# subprocess crash and concurrency checks, the many-CLI-call parametrisations. Chosen from --durations
+# (each entry 3 s or more in all, on a loaded two-core machine).
+SLOW = {
+    "tests/test_golden.py",
+    "tests/test_differential.py",
+    "tests/test_runner_onnx.py",
+    "tests/test_runner_laya_agent.py",
+    "tests/test_runners_hf.py",
+    "tests/test_run.py::test_use_multilingual_beats_chance_on_massive_de_de",
+    "tests/test_run.py::test_minilm_beats_chance_on_massive_en_us",
+    "tests/test_run.py::test_minilm_sort_by_length_changes_no_answer",
+    "tests/test_run.py::test_cli_run_on_support_offline_is_reproduced_by_report",
+    "tests/test_warehouse.py::test_kill_9_during_ingest_leaves_no_visible_partial_run",
+    "tests/test_warehouse.py::test_eight_concurrent_ingests_all_land",
+    "tests/test_warehouse.py::test_two_concurrent_ingests_with_one_run_id_exactly_one_wins",
+    "tests/test_warehouse.py::test_crash_between_commit_renames_is_invisible_and_gc_removes_orphan",
+    "tests/test_warehouse.py::test_commit_over_a_torn_partition_replaces_it",
+    "tests/test_warehouse.py::test_invalid_run_id_is_refused_and_nothing_is_written",     # 7 CLI runs
+    "tests/test_spec_examples.py::test_s1_4_validate_failures_match_the_reference",       # ~25 CLI runs
+    "tests/test_determinism.py::test_s9_8_row_order_and_partitioning_do_not_move_a_bit",
+    "tests/test_plots.py::test_plot_writes_two_pngs_reproducibly",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        test = item.nodeid.split("[", 1)[0]
+        if test in SLOW or test.split("::", 1)[0] in SLOW:
+            item.add_marker(pytest.mark.slow)
