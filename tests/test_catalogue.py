@@ -109,11 +109,3 @@ def test_without_the_file_it_is_gone(tmp_path):
                                                                "significant_at": 0.05}]}))
         G.load_policy(str(policy))
 
-
-def test_two_huge_confidences_average_to_themselves(tmp_path):
-    """Issue 7 (7b): the sum of two 1e308 overflows, their exact mean does not."""
-    body = {"q": {"type": "choice", "instructions": "pick", "criteria": ["a", "b"]}}
-    rows = [{"state": "s%d" % i, "questions": body, "expected": {"q": "a"},
-             "answers": {"q": {"type": "choice", "choice": "a", "answer_confidence": 1e308}}} for i in range(2)]
-    doc = Store(tmp_path).report(rows)
-    assert doc["overall"]["mean_confidence"] == 1e308

@@ -20,7 +20,7 @@ import pytest
 
 from helpers import ROOT, SHARED
 from laya_cases import schema
-from laya_cases import sql as Q
+from laya_cases import sql as sqlfiles
 
 SQL_ROOT = ROOT / "sql"
 SQL_FILES = sorted(str(p.relative_to(SQL_ROOT)) for p in SQL_ROOT.rglob("*.sql"))
@@ -78,13 +78,13 @@ def test_header_block(name):
 @pytest.mark.parametrize("name", SQL_FILES)
 def test_declared_params_equal_used_params(name):
     """laya_cases.sql refuses a call whose params differ from the header, so the header must be true."""
-    assert sorted(Q.header_params(name)) == Q.used_params(name), name
+    assert sorted(sqlfiles.header_params(name)) == sqlfiles.used_params(name), name
 
 
 @pytest.mark.parametrize("name", [n for n in SQL_FILES if n.startswith("macros/")])
 def test_macro_files(name):
     block, keys = header(name)
-    assert Q.header_params(name) == [] and Q.used_params(name) == []
+    assert sqlfiles.header_params(name) == [] and sqlfiles.used_params(name) == []
     text = (SQL_ROOT / name).read_text(encoding="utf-8")
     created = re.findall(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?(\w+)\s+(\w+)", text, re.M | re.I)
     assert created, name
@@ -147,3 +147,17 @@ def test_every_column_is_documented(heading, arrow_schema):
     for field in arrow_schema:
         arrow_type = str(field.type).replace("item: ", "")
         assert doc[field.name] == (arrow_type, duck[field.name]), (field.name, doc[field.name], arrow_type)
+
+
+# ---------------------------------------------------------------------------- the catalogue keys
+def test_every_metric_file_is_in_the_catalogue():
+    """A sql/metrics/ file is a table (reliability) or declares its kind (docs/sql.md section 7)."""
+    from laya_cases import catalogue
+
+    listed = {m.path for m in catalogue.metrics()}
+    for name in [n for n in SQL_FILES if n.startswith("metrics/")]:
+        _, keys = header(name)
+        assert name in listed or "table" in keys, "sql/%s has neither '-- kind:' nor '-- table:'" % name
+        if name in listed:
+            assert keys["kind"].split()[0] in catalogue.KINDS, name
+            assert keys.get("family") or keys["kind"].startswith("cut"), "sql/%s has no '-- family:'" % name

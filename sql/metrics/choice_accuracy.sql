@@ -13,5 +13,5 @@ SELECT dim, key, 'choice_accuracy' AS metric,
        sum(n) AS n,
        sum(CASE WHEN correct THEN n ELSE 0 END) AS hits
 FROM slice_cells
-WHERE answer_type = 'choice' AND correct IS NOT NULL
+WHERE lc_accuracy_value('choice', answer_type, correct) IS NOT NULL
 GROUP BY dim, key

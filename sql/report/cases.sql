@@ -8,7 +8,8 @@
 --         choice_accuracy, noul_accuracy, score_mae, score_within (one value per tolerance)
 -- engine: duckdb (a list comprehension over the bound tolerances)
 SELECT qid, language, model, tags, expected_json, answer_json, confidence, correct,
-       choice_accuracy, noul_accuracy, score_mae,
+       lc_accuracy_value('choice', answer_type, correct) AS choice_accuracy,
+       lc_accuracy_value('noul', answer_type, correct) AS noul_accuracy, score_mae,
        [lc_score_within(score_mae, t) FOR t IN $tolerances] AS score_within
 FROM cases
 WHERE run_id = $run_id
