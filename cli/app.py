@@ -71,8 +71,13 @@ def print_result(result, fmt: str) -> None:
         fail("--format must be table, csv or json, got %r" % fmt)
     if result.description is None:
         return
+    import duckdb
+
     columns = [d[0] for d in result.description]
-    rows = result.fetchall()
+    try:
+        rows = result.fetchall()
+    except duckdb.Error as exc:          # e.g. a page of a store file that does not decode
+        fail("query failed: %s" % str(exc).splitlines()[0])
     if fmt == "json":
         typer.echo(json.dumps([dict(zip(columns, r)) for r in rows], ensure_ascii=False, default=str, indent=2))
     elif fmt == "csv":

@@ -5,6 +5,7 @@ import dataclasses
 from pathlib import Path
 from typing import List, Optional
 
+import duckdb
 import typer
 
 from laya_cases import UsageError
@@ -202,6 +203,8 @@ def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out
         doc = R.build(con, run_id, options)
     except UsageError as exc:
         fail(str(exc))
+    except duckdb.Error as exc:          # a page that does not decode: the footer check cannot see it
+        fail("cannot read run %r: %s (see `laya-cases check`)" % (run_id, str(exc).splitlines()[0]))
     missing = [R.score_within_key(t) for t in options.score_within if R.score_within_key(t) not in doc["overall"]]
     if missing:
         counts = R.answer_type_counts(con, run_id)
@@ -278,8 +281,6 @@ def sql_command(
       laya-cases sql "SELECT qid, avg(correct::INT) AS acc FROM cases GROUP BY 1"
       laya-cases sql "COPY (FROM cases) TO 'cases.parquet'" --allow-write
     """
-    import duckdb
-
     from laya_cases.sql_guard import check_query
 
     wh = warehouse_of(warehouse)

@@ -315,3 +315,18 @@ def test_data_files_are_fsynced_before_the_commit_renames(tmp_path, monkeypatch)
     for name in ("part-00000.parquet", "run.parquet", "slice_sets.parquet"):
         assert any(p.endswith("/" + name) for p in synced), name
     assert any(p.endswith("run_id=synced") for p in synced)       # the directories holding them too
+
+
+def test_corrupt_pages_behind_a_good_footer(tmp_path):
+    """The footer check cannot see a bad page: a query reading it fails with one line, check names the file."""
+    wh = tmp_path / "wh"
+    ingest(wh, "a")
+    part = wh / "cases" / "run_id=a" / "part-00000.parquet"
+    data = bytearray(part.read_bytes())
+    for i in range(200, len(data) // 2, 7):
+        data[i] ^= 0xFF
+    part.write_bytes(bytes(data))
+    one_line_error(invoke("report", "a", "-w", str(wh)), "cannot read run 'a'", "laya-cases check")
+    one_line_error(invoke("sql", "SELECT avg(confidence) FROM cases", "-w", str(wh)), "query failed")
+    result = invoke("check", "-w", str(wh))
+    assert result.exit_code == 1 and result.stdout.startswith(str(part) + ": unreadable data")
