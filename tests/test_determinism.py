@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-import laya_cases.ingest as ingest_module
+import laya_cases.record as record_module
 from helpers import cli, fixture_rows, record_to_row
 from laya_cases import report as R
 from report_path import Store
@@ -79,9 +79,9 @@ def test_s9_8_row_order_and_partitioning_do_not_move_a_bit(tmp_path, monkeypatch
         variants.append(order)
     for i, order in enumerate(variants):
         if i % 2:                                 # every other run: one Parquet row group per 2 rows
-            monkeypatch.setattr(ingest_module, "FLUSH_EVERY", 2)
+            monkeypatch.setattr(record_module, "FLUSH_EVERY", 2)
         else:
-            monkeypatch.setattr(ingest_module, "FLUSH_EVERY", 65536)
+            monkeypatch.setattr(record_module, "FLUSH_EVERY", 65536)
         mine = fingerprint(store.report(order, score_within=tolerances, coverages=[0.3, 1.0]))
         for part in base:
             assert mine[part] == base[part], "%s: %s moved under permutation %d" % (name, part, i)
