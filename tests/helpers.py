@@ -13,6 +13,31 @@ SHARED = Path(os.environ.get("LAYA_CASES_SHARED", ROOT.parent / "shared"))
 #: The spec's worked-example vectors (T3.x, T5.2, T6.3), kept with the tests so a fresh clone runs them;
 #: tests/fixtures/spec/README.md says what each file is. Third-party data stays in ../shared/data.
 SPEC_FIXTURES = ROOT / "tests" / "fixtures" / "spec"
+SHARED_DATA_HINT = ("needs the stored test data: put the project's shared/ folder beside this clone "
+                    "(../shared/data) or set LAYA_CASES_SHARED=/path/to/shared")
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data (third-party data, never copied into the repository)."""
+    return SHARED.joinpath("data", *parts)
+
+
+def needs_shared_data(*parts: str):
+    """Skip (one line saying how to get it) when ../shared/data/<parts> is absent. Under CI=true the data is
+    always beside the clone, so there a missing folder fails the test instead of skipping it."""
+    import functools
+
+    import pytest
+
+    missing = not shared_data(*parts).exists()
+    if missing and os.environ.get("CI") == "true":
+        def failing(test):
+            @functools.wraps(test)
+            def wrapper(*args, **kwargs):
+                pytest.fail("CI=true but %s is missing: %s" % (shared_data(*parts), SHARED_DATA_HINT))
+            return wrapper
+        return failing
+    return pytest.mark.skipif(missing, reason=SHARED_DATA_HINT)
 
 _ANSWER_FIELDS = ("noul", "score", "answer_confidence", "confidence", "probabilities")
 

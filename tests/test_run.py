@@ -9,7 +9,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from helpers import ROOT, SHARED, SPEC_FIXTURES, cli, write_jsonl
+from helpers import ROOT, SPEC_FIXTURES, cli, needs_shared_data, shared_data, write_jsonl
 from doubles import ExplodingRunnerDouble, FakeClock, SingleModelDouble, TimedRunnerDouble
 
 from laya_cases import UsageError
@@ -20,7 +20,8 @@ from laya_cases.runners import registry
 from laya_cases.warehouse import Warehouse
 
 DS_BATCH = str(SPEC_FIXTURES / "ds_batch.jsonl")
-MASSIVE = SHARED / "data" / "massive" / "test"
+MASSIVE = shared_data("massive", "test")
+needs_massive = needs_shared_data("massive", "test")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
 
 
@@ -269,6 +270,7 @@ def test_vectorised_answers_match_the_scalar_helper():
 
 
 # ---------------------------------------------------------------------------- MASSIVE (S7.2, T7.1)
+@needs_massive
 def test_t7_1_sampler_vectors():
     """T7.1: en-US keys with 4 options, gold indices of rows 1-20, and the digest of 100 key lists."""
     rows4 = list(massive.rows("en-US", 3, n_opts=4, source=MASSIVE))
@@ -288,6 +290,7 @@ def test_t7_1_sampler_vectors():
     assert rows20[0]["state"] == {"utterance": "wake me up at five am this week"}
 
 
+@needs_massive
 def test_massive_command_writes_a_valid_dataset(tmp_path):
     out = tmp_path / "m.jsonl"
     res = _invoke("massive", "en-US", "--rows", "3", "--options", "4", "--out", str(out), "--source", str(MASSIVE))
@@ -317,6 +320,7 @@ def _massive_run(tmp_path, runner, locale: str):
     return wh, rid, doc
 
 
+@needs_massive
 def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
     """Issue acceptance: MiniLM over MASSIVE en-US, first 300 rows, 20 options: well above 1/20."""
     wh, rid, doc = _massive_run(tmp_path, minilm, "en-US")
@@ -325,6 +329,7 @@ def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
     assert wh.connect([rid]).execute("SELECT DISTINCT temperature FROM cases").fetchall() == [(0.05,)]
 
 
+@needs_massive
 def test_minilm_sort_by_length_changes_no_answer(tmp_path, minilm):
     """S6.12: --sort-by-length reorders work inside the runner, never results."""
     rows = list(massive.rows("en-US", 40, source=MASSIVE))
@@ -347,6 +352,7 @@ def test_minilm_sort_by_length_changes_no_answer(tmp_path, minilm):
     assert answers[0] == answers[1]
 
 
+@needs_massive
 def test_use_multilingual_beats_chance_on_massive_de_de(tmp_path):
     """Issue acceptance: the multilingual embedder over MASSIVE de-DE (English labels), 300 rows."""
     _wh, _rid, doc = _massive_run(tmp_path, registry.load("use-multilingual"), "de-DE")
