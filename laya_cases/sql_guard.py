@@ -26,7 +26,10 @@ def check_query(query: str, root: Path, allow_write: bool = False) -> None:
         raise UsageError("the query contains no SQL statement")
     if len(statements) > 1:
         raise UsageError("the query holds %d statements; give one (nothing was run)" % len(statements))
-    _check(statements[0], root, allow_write)
+    try:
+        _check(statements[0], root, allow_write)
+    except duckdb.Error:                  # e.g. EXPLAIN (options) ...: what it runs cannot be told apart
+        raise UsageError("sql is read-only: cannot tell what this statement runs") from None
 
 
 def _check(statement, root: Path, allow_write: bool) -> None:

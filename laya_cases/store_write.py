@@ -195,7 +195,8 @@ def sweep_staging(wh: Warehouse, keep: Optional[Path] = None) -> List[str]:
             continue
         if _writer_gone(path, int(match.group(2))):
             shutil.rmtree(path, ignore_errors=True)
-            removed.append(str(path))
+            if not os.path.lexists(path):        # report only what is really gone
+                removed.append(str(path))
     return removed
 
 

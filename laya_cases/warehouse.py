@@ -134,10 +134,11 @@ class Warehouse:
         prepare_connection(con)
         case_files = [str(p.resolve()) for rid in ids for p in self.case_files(rid)]
         entries = [self.run_entry(rid).resolve() for rid in ids]
-        _view(con, "decisions", case_files, DECISION_SCHEMA, with_run_id=True, by_name=True)
-        _view(con, "runs", [str(e / "run.parquet") for e in entries], RUN_SCHEMA, with_run_id=False)
-        _view(con, "slice_sets", [str(e / "slice_sets.parquet") for e in entries], SLICE_SET_SCHEMA,
-              with_run_id=True)
+        # one run (a report): run_id is a constant the planner folds, so its filter costs nothing
+        run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else _RUN_ID_OF_FILE
+        _view(con, "decisions", case_files, DECISION_SCHEMA, run_id=run_id, by_name=True)
+        _view(con, "runs", [str(e / "run.parquet") for e in entries], RUN_SCHEMA)
+        _view(con, "slice_sets", [str(e / "slice_sets.parquet") for e in entries], SLICE_SET_SCHEMA, run_id=run_id)
         con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
         con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
         return con
@@ -161,17 +162,17 @@ def damaged_message(run_id: str, problem: str) -> str:
 
 
 def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema: pa.Schema, *,
-          with_run_id: bool, by_name: bool = False) -> None:
+          run_id: Optional[str] = None, by_name: bool = False) -> None:
     """CREATE VIEW name over exactly these files: each path is a literal (glob characters escaped), and
     run_id comes from the file's own partition directory, never from `key=value` parts of the root."""
     if not files:
         empty = schema.empty_table()
-        if with_run_id:
+        if run_id:
             empty = empty.append_column("run_id", pa.array([], pa.string()))
         con.register("_empty_" + name, empty)
         con.execute("CREATE VIEW %s AS SELECT * FROM _empty_%s" % (name, name))
         return
-    extra = ", %s AS run_id" % _RUN_ID_OF_FILE if with_run_id else ""
+    extra = ", %s AS run_id" % run_id if run_id else ""
     options = ", union_by_name = true" if by_name else ""
     con.execute("CREATE VIEW %s AS SELECT *%s FROM read_parquet(%s, hive_partitioning = false%s)"
                 % (name, extra, _sql_list(files), options))
