@@ -205,6 +205,7 @@ def test_commit_over_a_torn_partition_replaces_it(store):
     cli("ingest", str(small), "-w", str(store), "--run-id", "torn", check=True)
     assert case_counts(store) == {"base": case_counts(store)["base"], "torn": 14}
     assert {r["run_id"]: r["n_cases"] for r in runs_json(store)}["torn"] == 14
+    assert staging_areas(store) == []            # the commit also swept the dead writer's staging area
 
 
 # ---------------------------------------------------------------------------- (b) concurrent writers
