@@ -268,7 +268,7 @@ def sql_command(
                                      "outside the warehouse."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Run one read-only SQL query over the whole warehouse; prints the result.
+    """Query the whole warehouse (read-only); prints the result.
 
     Views: cases (one row per answered question), errors (rows that failed), decisions (both),
     runs (one row per committed run), slice_sets. Columns: docs/schema.md. The query is one
@@ -313,7 +313,7 @@ def connect_all(wh):
 
 @app.command()
 def gc(warehouse: Optional[Path] = WAREHOUSE) -> None:
-    """Remove what killed writers left behind; lists each removed path.
+    """Remove what killed writers left behind.
 
     Deletes staging areas `_staging/<id>.<pid>.<nonce>` whose writer is gone and case partitions
     `cases/run_id=<id>` that no runs entry owns; prints each removed path, then how many of each.
