@@ -39,11 +39,17 @@ def stage(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
     validate_run_id(run_id)
     if wh.has_run(run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
-    created = _make_dirs(wh, wh.staging_dir)
     path = wh.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
+    for _attempt in range(3):            # a failing writer may remove an empty _staging/ under our feet
+        try:
+            created = _make_dirs(wh, path)[:-1]          # the area itself goes with rmtree below
+            break
+        except FileNotFoundError:
+            continue
+    else:
+        raise UsageError("cannot write to warehouse %s: its directories keep vanishing" % wh.root)
     staged = None
     try:
-        _mkdir(wh, path)
         staged = StagedRun(wh, run_id, path)
         yield staged
     finally:
@@ -60,13 +66,6 @@ def stage(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
                     break
 
 
-def _mkdir(wh: Warehouse, path: Path) -> None:
-    try:
-        os.mkdir(path)
-    except OSError as exc:
-        raise UsageError("cannot write to warehouse %s: %s" % (wh.root, exc.strerror or exc)) from None
-
-
 def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
     """mkdir -p, returning the directories it created (outermost first)."""
     missing = []
@@ -77,10 +76,21 @@ def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
         if path.parent == path:
             break
         path = path.parent
-    missing.reverse()
-    for directory in missing:
-        _mkdir(wh, directory)
-    return missing
+    created = []
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise UsageError("cannot write to warehouse %s: %s is not a directory" % (wh.root, directory)) \
+                    from None
+            continue                             # a concurrent writer made it: not ours to remove
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise UsageError("cannot write to warehouse %s: %s" % (wh.root, exc.strerror or exc)) from None
+        created.append(directory)
+    return created
 
 
 @contextmanager
