@@ -6,11 +6,10 @@ The structural checks run in the reference's order and the first failure wins (S
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import UsageError
+from . import UsageError, jsontext
 
 
 @dataclass
@@ -52,7 +51,9 @@ def iter_lines(path: str) -> Iterator[Tuple[int, Any]]:
                 if not line or line.startswith("#"):
                     continue
                 try:
-                    value = json.loads(line)                     # accepts NaN / Infinity tokens
+                    value = jsontext.loads(line)                 # accepts NaN / Infinity tokens
+                except jsontext.TooManyDigits as exc:
+                    raise UsageError("%s:%d %s" % (path, line_no, exc)) from None
                 except ValueError as exc:
                     raise UsageError("%s:%d is not valid JSON: %s" % (path, line_no, exc)) from None
                 yield line_no, value

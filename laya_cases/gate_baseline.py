@@ -7,10 +7,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import duckdb
 import pyarrow as pa
 
-from . import UsageError
+from . import UsageError, shorten
 from . import catalogue
 from . import sql as sqlfiles
-from .gate_documents import coverage_definition_conflict
+from .gate_documents import coverage_definition_conflict, named, source_of
 from .gate_tables import number, register
 from .reference_order import reference_order_values
 
@@ -23,8 +23,29 @@ def metric_map(values: Any, label: str, *, allow_empty: bool = False) -> Dict[st
         raise UsageError("%s has no metrics to compare, so nothing in it could fail" % label)
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UsageError("%s metric %r is not a number, got %s" % (label, name, type(value).__name__))
+            raise UsageError("%s metric %s is not a number, got %s" % (label, shorten(repr(name)), type(value).__name__))
     return values
+
+
+def check_baseline(baseline: Any) -> Dict[str, Any]:
+    """S6.4 steps 1-2, as soon as the baseline is read (before a run is committed); the message names
+    the baseline's file or run: `report.json: baseline metric 'x' is not a number, got str`."""
+    if not isinstance(baseline, dict):
+        raise UsageError("baseline report must be a JSON object, got %s" % type(baseline).__name__)
+    try:
+        metric_map(baseline.get("overall", baseline), "baseline")
+    except UsageError as exc:
+        raise UsageError(named(source_of(baseline), str(exc))) from None
+    return baseline
+
+
+def check_report(document: Any) -> Dict[str, Any]:
+    """A saved candidate report (S6.9): its `overall`, if any, is an object of numbers; named like a baseline."""
+    try:
+        metric_map(document.get("overall", {}), "report", allow_empty=True)
+    except UsageError as exc:
+        raise UsageError(named(source_of(document), str(exc))) from None
+    return document
 
 
 def tolerance_map(tolerances: Any) -> Dict[str, Any]:
@@ -35,9 +56,9 @@ def tolerance_map(tolerances: Any) -> Dict[str, Any]:
         raise UsageError("tolerances must be an object of metric name to number, got %s" % type(tolerances).__name__)
     for name, value in tolerances.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UsageError("tolerance for %r is not a number, got %s" % (name, type(value).__name__))
+            raise UsageError("tolerance for %s is not a number, got %s" % (shorten(repr(name)), type(value).__name__))
         if math.isinf(value) and value > 0:
-            raise UsageError("tolerance for %r is Infinity, so it accepts a drift of any size" % name)
+            raise UsageError("tolerance for %s is Infinity, so it accepts a drift of any size" % shorten(repr(name)))
     return tolerances
 
 
@@ -59,14 +80,13 @@ def compare(con: duckdb.DuckDBPyConnection, config: Dict[str, Any], overall: Any
 
     Against a reference-written baseline the candidate's ece/brier/aurc are read in the reference's
     summation order (`reference_order_values`), so an unchanged run compares exactly."""
-    if not isinstance(baseline, dict):
-        raise UsageError("baseline report must be a JSON object, got %s" % type(baseline).__name__)
+    check_baseline(baseline)
     ref: Dict[str, float] = {}
     if written_by_reference(baseline) and isinstance(overall, dict) and any(m in overall for m in order_dependent()):
         ref = {m: v for m, v in reference_order_values(cases).items() if m in overall}
     register(con, "cmp_reference_order", {"metric": (pa.string(), list(ref)),
                                            "value": (pa.float64(), list(ref.values()))})
-    base = metric_map(baseline.get("overall", baseline), "baseline")
+    base = baseline.get("overall", baseline)
     metric_map(overall, "report", allow_empty=True)
     tolerances = tolerance_map(tolerances)
     register(con, "cmp_baseline", {"pos": (pa.int64(), list(range(1, len(base) + 1))),

@@ -1,11 +1,10 @@
 """Documents a gate reads and their identity (S5.6, S5.7, S6.4 (c)): report files, run ids, comparability."""
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, List, Optional
 
-from . import UsageError
+from . import UsageError, jsontext, shorten
 
 
 IDENTITY_KEYS = ("schema", "dataset_sha256", "questions_sha256")
@@ -16,19 +15,44 @@ COVERAGE_METRIC_DEFINITION = 2
 
 
 def read_json(path: str, failure: str) -> Any:
-    """A JSON file the user named; unreadable, undecodable or too deep is `failure % (path, reason)`."""
+    """A JSON file the user named; unreadable, undecodable or too deep is `failure % (repr(path), reason)`."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            return json.load(handle)
+            value = jsontext.loads(handle.read())
+        jsontext.check_unicode(value)             # its strings become Arrow strings in the gate tables
+        return value
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-        raise UsageError(failure % (path, exc)) from None
+        raise UsageError(failure % (shorten(repr(path)), shorten(str(exc), 200))) from None
+
+
+class Document(dict):
+    """A report document as read, with where it came from (`source`: its path, or `run 'ID'`), so a
+    check that finds its shape wrong can name it however far it travelled."""
+
+    source: Optional[str] = None
+
+
+def named(source: Optional[str], message: str) -> str:
+    """A message about a document, its source first (`report.json: baseline metric 'x' ...`)."""
+    return message if source is None else "%s: %s" % (shorten(source), message)
+
+
+def source_of(document: Any) -> Optional[str]:
+    return getattr(document, "source", None)
 
 
 def load_document(path: str) -> Dict[str, Any]:
-    document = read_json(path, "cannot read report %r: %s")
+    document = read_json(path, "cannot read report %s: %s")
     if not isinstance(document, dict):
-        raise UsageError("cannot read report %r: expected a JSON object, found %s" % (path, type(document).__name__))
-    return document
+        raise UsageError("cannot read report %s: expected a JSON object, found %s"
+                         % (shorten(repr(path)), type(document).__name__))
+    return _tagged(document, path)
+
+
+def _tagged(document: Dict[str, Any], source: str) -> Document:
+    tagged = Document(document)
+    tagged.source = source
+    return tagged
 
 
 def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
@@ -43,9 +67,11 @@ def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
     if wh is None or run_id is None or os.path.exists(ref):
         return load_document(ref)
     if not wh.has_run(run_id):
-        raise UsageError("cannot read report %r: no such file, and no run with that id in warehouse %s" % (ref, wh.root))
+        raise UsageError("cannot read report %s: no such file, and no run with that id in warehouse %s"
+                         % (shorten(repr(ref)), wh.root))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases
-    return R.build(wh.connect([ref]), ref, R.Options(score_within=getattr(options, "score_within", ())))
+    built = R.build(wh.connect([ref]), ref, R.Options(score_within=getattr(options, "score_within", ())))
+    return _tagged(built, "run %r" % ref)
 
 
 def identity_of(document: Any) -> Dict[str, Any]:

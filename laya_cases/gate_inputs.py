@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from . import UsageError
+from . import UsageError, shorten
 
 DIMENSIONS = ("language", "model", "qid", "tag")
 LIMITS = ("min", "max", "max_drop", "max_increase")
@@ -25,18 +25,19 @@ def finite_number(value: Any) -> bool:
 
 
 def parse_pairs(pairs: Optional[Sequence[str]]) -> Dict[str, float]:
-    """S6.1: `NAME=VALUE` pairs (--min, --max, --tolerance); later duplicates win, keeping position."""
+    """S6.1: `NAME=VALUE` pairs (--min, --max, --tolerance); later duplicates win, keeping position.
+    A name that is blank once trimmed (`" =0.5"`) names no metric, so it is refused like an empty one."""
     out: Dict[str, float] = {}
     for pair in pairs or []:
         name, _, raw = pair.partition("=")
-        if not name or not raw:
-            raise UsageError("expected NAME=VALUE, got %r" % pair)
+        if not name.strip() or not raw:
+            raise UsageError("expected NAME=VALUE, got %s" % shorten(repr(pair)))
         try:
             number = float(raw)
         except ValueError:
-            raise UsageError("%r is not a number in %r" % (raw, pair)) from None
+            number = math.nan
         if not math.isfinite(number):          # a non-finite limit would disable the gate it names
-            raise UsageError("%r is not a number in %r" % (raw, pair))
+            raise UsageError("%s is not a number in %s" % (shorten(repr(raw), 40), shorten(repr(pair))))
         out[name.strip()] = number
     return out
 
@@ -48,9 +49,9 @@ def parse_limit(flag: str, raw: Optional[str]) -> Optional[float]:
     try:
         number = float(raw)
     except ValueError:
-        raise UsageError("%s: %r is not a number" % (flag, raw)) from None
+        number = math.nan
     if not math.isfinite(number):
-        raise UsageError("%s: %r is not a number" % (flag, raw))
+        raise UsageError("%s: %s is not a number" % (flag, shorten(repr(raw))))
     return number
 
 

@@ -6,21 +6,32 @@ from typing import Any, Dict, List, Optional, Tuple
 import duckdb
 import pyarrow as pa
 
-from . import UsageError
+from . import UsageError, shorten
 from . import catalogue
 from . import sql as sqlfiles
 from .gate_documents import (IDENTITY_KEYS, comparability_reasons, coverage_definition_conflict,
-                             identity_of, read_json)
+                             identity_of, named, read_json)
 from .gate_inputs import DIMENSIONS, LIMITS, RELATIVE, SIGNIFICANT_AT, finite_number
 from .gate_messages import rule_line
 from .gate_tables import register
 
-
+#: min_count is compared in DuckDB as a BIGINT: a larger one is refused up front, not after a commit
+MAX_COUNT = 2 ** 63 - 1
 
 
 def load_policy(path: str) -> Dict[str, Any]:
-    """Read and validate a gate policy before anything is loaded or run; raises UsageError."""
-    policy = read_json(path, "invalid gate policy %r: %s")
+    """Read and validate a gate policy before anything is loaded or run; raises UsageError, the S6.5
+    message after the file's name (`policy.json: gate policy rule 2 min_count must be ...`)."""
+    policy = read_json(path, "invalid gate policy %s: %s")
+    try:
+        check_policy_document(policy)
+    except UsageError as exc:
+        raise UsageError(named(path, str(exc))) from None
+    return policy
+
+
+def check_policy_document(policy: Any) -> None:
+    """S6.5, the checks in the spec's order; the first failure is the UsageError."""
     if not isinstance(policy, dict) or set(policy) != {"version", "rules"}:
         raise UsageError("gate policy needs exactly 'version' and 'rules'")
     if type(policy["version"]) is not int or policy["version"] != 1:
@@ -45,12 +56,14 @@ def load_policy(path: str) -> Dict[str, Any]:
             raise UsageError("%s metric must be a non-empty string" % where)
         if type(rule["min_count"]) is not int or rule["min_count"] < 1:
             raise UsageError("%s min_count must be a positive integer" % where)
+        if rule["min_count"] > MAX_COUNT:
+            raise UsageError("%s min_count must be at most %d, got %s"
+                             % (where, MAX_COUNT, shorten(str(rule["min_count"]))))
         name = next(iter(limits))
         if not finite_number(rule[name]) or (name in RELATIVE and rule[name] < 0):
             raise UsageError("%s %s must be finite%s" % (where, name, " and non-negative" if name in RELATIVE else ""))
         if SIGNIFICANT_AT in rule:
             _check_significance(where, rule, name)
-    return policy
 
 
 def _check_significance(where: str, rule: Dict[str, Any], limit: str) -> None:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import UsageError
-from .gate_baseline import compare, metric_map, order_dependent, tolerance_map, written_by_reference  # noqa: F401
+from .gate_baseline import (check_baseline, check_report, compare, metric_map, order_dependent,  # noqa: F401
+                            tolerance_map, written_by_reference)
 from .gate_documents import (IDENTITY_KEYS, comparability_failure, comparability_reasons,  # noqa: F401
                              coverage_definition_conflict, identity_of, load_document, resolve_report)
 from .gate_inputs import (DIMENSIONS, LIMITS, RELATIVE, SIGNIFICANT_AT, assemble_limits,  # noqa: F401
@@ -75,7 +76,7 @@ class Gate:
         comparability, policy. Mutates doc (config.thresholds, config.gate_policy, extensions.gate);
         raises UsageError (a bad baseline) before anything is printed or written."""
         if self.baseline_ref and self.baseline is None:
-            self.baseline = resolve_report(self.baseline_ref, wh, options)
+            self.baseline = check_baseline(resolve_report(self.baseline_ref, wh, options))
         config = doc.setdefault("config", {})
         if self.policy is not None:
             config["gate_policy"] = self.policy
@@ -103,9 +104,10 @@ class Gate:
 
 def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool = False) -> Optional[Gate]:
     """S6.8 before anything is loaded or run: the policy is validated, a relative policy needs
-    --baseline, the pairs parse; the baseline is loaded now only with a policy (or `early_baseline`,
-    for a command that would otherwise commit before learning the baseline is bad). None when no
-    gate flag was given. Raises UsageError."""
+    --baseline, --tolerance needs --baseline, the pairs parse; the baseline is loaded (and its shape
+    checked, S6.4 steps 1-2) now only with a policy or `early_baseline`, for a command that would
+    otherwise commit before learning the baseline is bad. None when no gate flag was given. Raises
+    UsageError."""
     if not request.active:
         return None
     policy = load_policy(request.policy_path) if request.policy_path else None
@@ -115,14 +117,17 @@ def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool
                 min_accuracy=parse_limit("--min-accuracy", request.min_accuracy),
                 max_ece=parse_limit("--max-ece", request.max_ece),
                 tolerances=parse_pairs(request.tolerances), baseline_ref=request.baseline, policy=policy)
+    if gate.tolerances and not request.baseline:
+        raise UsageError("--tolerance is the allowed drift from --baseline; pass --baseline")
     if request.baseline and (policy is not None or early_baseline):
-        gate.baseline = resolve_report(request.baseline, wh, options)
+        gate.baseline = check_baseline(resolve_report(request.baseline, wh, options))
     return gate
 
 
 def compare_documents(document: Dict[str, Any], baseline: Dict[str, Any], tolerances: Dict[str, float],
                       policy: Optional[Dict[str, Any]]) -> GateResult:
     """S6.9: a saved report (or a run's report) against a baseline; no thresholds."""
+    check_report(document)
     candidate = {"config": identity_of(document), "overall": document.get("overall", {}),
                  "slices": document.get("slices", {}), "cases": document.get("cases", [])}
     con = connect()

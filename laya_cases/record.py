@@ -17,13 +17,13 @@ from typing import Any, Callable, Dict, Iterator, Optional
 from . import UsageError, __version__
 from . import identity
 from .answers import AnswerError
+from .jsontext import NOT_UNICODE
 from .dataset import Row
 from .decisions import DecisionBuffer
 from .schema import SCHEMA_VERSION
 from .warehouse import Warehouse
 
 FLUSH_EVERY = 65536          # decision rows held in memory before they go to the staging area
-NOT_UNICODE = "contains a lone surrogate escape (\\ud800-\\udfff): not valid Unicode text"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 from . import UsageError
 from . import dataset as D
 from . import identity as I
-from . import questions
+from . import questions, strict
 from .answers import AnswerError, gate_confidence
 from .record import RecordedRun, RunRecorder
 from .runners import registry
@@ -355,6 +355,7 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     if wh.has_run(run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
     rows = D.load(opts.dataset)
+    strict.refuse_errors(opts.dataset, rows)          # what `validate --strict` rejects never reaches a model
     inference = _Inference(opts, _load_runner(opts, rows, runner), rows, clock)
     if on_loaded:
         on_loaded(len(rows))

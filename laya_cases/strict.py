@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, List
 
+from . import UsageError, shorten
 from .dataset import Row
 
 KNOWN_ROW_KEYS = {"state", "questions", "expected", "tags", "language", "model", "id", "comment"}
@@ -33,9 +34,9 @@ def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean %s" % ("true" if value else "false")
     if isinstance(value, str):
-        return "string %r" % value
+        return "string %s" % shorten(repr(value))
     if isinstance(value, (int, float)):
-        return "number %r" % value
+        return "number %s" % shorten(repr(value))
     return type(value).__name__ if not isinstance(value, (list, dict)) else ("list" if isinstance(value, list) else "object")
 
 
@@ -64,8 +65,8 @@ def body_findings(where: str, qid: str, body: Any) -> List[Finding]:
                     out.append(Finding(where, f + ".criteria", "choice label must be a string, number or boolean, "
                                        "got %s" % _kind(label)))
                 elif label in seen:                       # Python equality: 1 == 1.0 == True, "1" != 1
-                    out.append(Finding(where, f + ".criteria", "duplicate choice label %r (1, 1.0 and true count as one)"
-                                       % (label,)))
+                    out.append(Finding(where, f + ".criteria", "duplicate choice label %s (1, 1.0 and true count as one)"
+                                       % shorten(repr(label))))
                 seen.append(label)
             n_options = len(labels)
     elif kind == "score":
@@ -109,8 +110,8 @@ def label_findings(where: str, qid: str, body: Any, label: Any) -> List[Finding]
         criteria = body.get("criteria")
         labels = list(criteria) if isinstance(criteria, (dict, list)) else []
         if label not in [l for l in labels if isinstance(l, str)]:
-            return [Finding(where, f, "choice label %r is not one of the options: %s"
-                            % (label, ", ".join(str(l) for l in labels)))]
+            return [Finding(where, f, "choice label %s is not one of the options: %s"
+                            % (shorten(repr(label)), shorten(", ".join(str(l) for l in labels), 200)))]
     elif kind == "noul":
         if not isinstance(label, bool):
             return [Finding(where, f, "noul label must be true or false, got %s" % _kind(label))]
@@ -119,7 +120,8 @@ def label_findings(where: str, qid: str, body: Any, label: Any) -> List[Finding]
             return [Finding(where, f, "score label must be a number, got %s" % _kind(label))]
         k = len(body.get("criteria")) if isinstance(body.get("criteria"), list) else 0
         if (isinstance(label, float) and not math.isfinite(label)) or not 0 <= label <= k - 1:   # an int is finite, however large
-            return [Finding(where, f, "score label must be a finite level in [0, %d], got %r" % (max(k - 1, 0), label))]
+            return [Finding(where, f, "score label must be a finite level in [0, %d], got %s"
+                            % (max(k - 1, 0), shorten(repr(label))))]
     return []
 
 
@@ -137,9 +139,17 @@ def row_findings(path: str, row: Row) -> List[Finding]:
     for i, tag in enumerate(tags):
         if not isinstance(tag, str):
             out.append(Finding(where, "tags[%d]" % i, "tag should be a string, got %s (sliced as %r)"
-                               % (_kind(tag), str(tag)), error=False))
+                               % (_kind(tag), shorten(str(tag))), error=False))
     for key in sorted(set(row.raw) - KNOWN_ROW_KEYS):
         out.append(Finding(where, key, "unknown row key (ignored)", error=False))
     if not row.expected:
         out.append(Finding(where, "expected", "empty: this row yields no cases", error=False))
     return out
+
+
+def refuse_errors(path: str, rows: List[Row]) -> None:
+    """Before a model loads (`run`): the first strict error is the usage error; warnings pass."""
+    for row in rows:
+        for finding in row_findings(path, row):
+            if finding.error:
+                raise UsageError(str(finding))
