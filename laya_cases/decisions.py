@@ -123,8 +123,6 @@ class DecisionBuffer:
             "confidence": conf, "confidence_source": source,
             "gate_confidence": A.gate_confidence(answer),
             "correct": correct,
-            "choice_accuracy": (None if kind != "choice" or correct is None else float(correct)),
-            "noul_accuracy": (None if kind != "noul" or correct is None else float(correct)),
             "score_mae": A.score_error(answer, label),
             "abstention": answer.get("abstention") if isinstance(answer.get("abstention"), str) else None,
             "temperature_bucket": (questions.bucket(str(kind), len(options))

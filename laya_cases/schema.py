@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "laya-cases-decision/1"
+#: /2 dropped the stored choice_accuracy / noul_accuracy columns: that per-case value is derived from
+#: `correct` and `answer_type` in SQL (sql/macros/accuracy_value.sql), defined once. Runs written as /1
+#: keep the two columns in their files; the views read files by column name, so both versions mix.
+SCHEMA_VERSION = "laya-cases-decision/2"
 
 _S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
 
@@ -42,8 +45,6 @@ COLUMNS = [
     ("confidence_source", _S, "Which link supplied it: answer_confidence, confidence, noul, probabilities."),
     ("gate_confidence", _F, "The confidence the abstention gate reads (S2.8); null when none."),
     ("correct", _B, "Correctness (S2.9); null when unscored."),
-    ("choice_accuracy", _F, "Evaluator value (S3.4): 1.0/0.0, or null when not applicable."),
-    ("noul_accuracy", _F, "Evaluator value (S3.5)."),
     ("score_mae", _F, "Evaluator value (S3.6): |score - label|; score_within_X reads it too."),
     ("abstention", _S, "passed / abstained / unevaluated when a --min-confidence was set (S6.11)."),
     ("abstention_threshold", _F, "The threshold that decided `abstention`."),
