@@ -37,7 +37,6 @@ def to_batch(d: dict, start: int, stop: int) -> pa.RecordBatch:
     n = stop - start
     is_score = q == 2
     correct = pa.array(d["correct"][start:stop], mask=is_score)
-    acc = d["correct"][start:stop].astype(np.float64)
     tag_idx = d["tags"][start:stop]
     lengths = np.array([len(t) for t in TAG_SETS])[tag_idx]
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
@@ -53,7 +52,6 @@ def to_batch(d: dict, start: int, stop: int) -> pa.RecordBatch:
         "confidence_source": pa.array(np.full(n, "answer_confidence")),
         "gate_confidence": pa.array(d["conf"][start:stop]),
         "correct": correct,
-        "choice_accuracy": pa.array(acc, mask=q != 0), "noul_accuracy": pa.array(acc, mask=q != 1),
         "score_mae": pa.array(d["err"][start:stop], mask=~is_score),
         "language_key": pa.array(LANGUAGES[d["lang"][start:stop]]),
         "model_key": pa.array(MODELS[d["model"][start:stop]]),
