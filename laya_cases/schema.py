@@ -98,6 +98,6 @@ RUN_COLUMNS = [
 ]
 RUN_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in RUN_COLUMNS])
 
-#: slice_sets.parquet beside each run.parquet: what each `slice_set` id of the run stands for.
+#: The slice_sets table (slice_sets/run_id=<id>/*.parquet): what each `slice_set` id of a run stands for.
 SLICE_SET_COLUMNS = ["slice_set", "language_key", "model_key", "qid", "tags", "answer_type", "correct"]
 SLICE_SET_SCHEMA = pa.schema([DECISION_SCHEMA.field(name) for name in SLICE_SET_COLUMNS])

@@ -53,12 +53,11 @@ def run_problem(wh, run_id: str) -> Optional[str]:
 
 def _footer_problems(wh, run_id: str) -> List[str]:
     problems = []
-    entry = wh.run_entry(run_id)
-    for name, schema, rows in (("run.parquet", RUN_SCHEMA, 1), ("slice_sets.parquet", SLICE_SET_SCHEMA, None)):
+    for path, schema, rows in ((wh.run_file(run_id), RUN_SCHEMA, 1), (wh.slice_set_file(run_id), SLICE_SET_SCHEMA, None)):
         try:
-            meta = footer(entry / name, schema.names)
+            meta = footer(path, schema.names)
             if rows is not None and meta.num_rows != rows:
-                problems.append("%s: %d rows, expected %d" % (entry / name, meta.num_rows, rows))
+                problems.append("%s: %d rows, expected %d" % (path, meta.num_rows, rows))
         except Damage as exc:
             problems.append(str(exc))
     files = wh.case_files(run_id)
@@ -83,7 +82,7 @@ def check(wh) -> List[str]:
     for name in entries:
         run_id = name[len("run_id="):]
         if not wh.has_run(run_id):
-            problems.append("%s: missing (a runs entry without its run.parquet)" % (wh.runs_dir / name / "run.parquet"))
+            problems.append("%s: missing (a runs entry without its run.parquet)" % wh.run_file(run_id))
             continue
         found = _footer_problems(wh, run_id)
         problems.extend(found or _count_problems(wh, run_id))
@@ -94,12 +93,12 @@ def _count_problems(wh, run_id: str) -> List[str]:
     """Decode every page of the run's files; compare the records with the runs row's counts."""
     entry = wh.run_entry(run_id)
     try:
-        run = pq.read_table(str(entry / "run.parquet")).to_pylist()[0]
-        pq.read_table(str(entry / "slice_sets.parquet"))
+        run = pq.read_table(str(wh.run_file(run_id))).to_pylist()[0]
+        pq.read_table(str(wh.slice_set_file(run_id)))
     except Exception as exc:                    # noqa: BLE001
         return ["%s: unreadable (%s)" % (entry, _first_line(exc))]
     if run.get("run_id") != run_id:
-        return ["%s: run_id is %r, not the directory's %r" % (entry / "run.parquet", run.get("run_id"), run_id)]
+        return ["%s: run_id is %r, not the directory's %r" % (wh.run_file(run_id), run.get("run_id"), run_id)]
     n_cases = n_errors = n_empty = 0
     for path in wh.case_files(run_id):
         try:

@@ -1,14 +1,14 @@
 """Writing the warehouse: staging a run, the commit protocol, and removing dead writers' leftovers.
 
-A staging area `_staging/<id>.<pid>.<nonce>/` is flock-ed by its writer for the writer's whole life;
-the kernel drops the lock when the process dies (even `kill -9`), so "nobody holds the lock" is how
-the next commit and `gc` know an area is a leftover. Data files and their directories are fsynced
-before the commit renames, so a power loss cannot commit a torn file.
+A staging area `_staging/<id>.<pid>.<nonce>/` is locked by its writer (its `writer.lock` file, locks.py)
+for the writer's whole life; the system drops the lock when the process dies (even `kill -9`), so
+"nobody holds the lock" is how the next commit and `gc` know an area is a leftover. Every Parquet file
+is written as `<name>.tmp` and renamed when complete, so no file matching `*.parquet` is ever torn.
+Data files and their directories are fsynced before the commit renames, so a power loss cannot commit
+a torn file either.
 """
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import re
 import secrets
@@ -23,13 +23,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import UsageError
+from .locks import lock, unlock
 from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
-from .warehouse import PARTITION, ROW_GROUP_ROWS, RUN_ID_PATTERN, Warehouse, is_run_id, validate_run_id
+from .warehouse import (CASE_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE, RUN_ID_PATTERN, SLICE_SET_FILE, Warehouse,
+                        is_run_id, validate_run_id)
 
 _STAGING_NAME = re.compile(r"^(%s)\.(\d+)\.[0-9a-f]{8}$" % RUN_ID_PATTERN)
 # between a writer's mkdir and its flock there is a moment without the lock: a young area whose pid
 # is alive is kept (older than this, a free lock means its writer is gone even if the pid was reused)
 _GRACE_S = 60.0
+_LOCK_FILE = "writer.lock"
+_TMP = ".tmp"
 
 
 @contextmanager
@@ -58,6 +62,7 @@ def stage(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
         shutil.rmtree(path, ignore_errors=True)
         if staged is not None:
             staged.release()
+            shutil.rmtree(path, ignore_errors=True)      # Windows keeps a file that is open: once more
         if staged is None or not staged.committed:
             for directory in reversed(created):
                 try:
@@ -96,22 +101,22 @@ def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
 @contextmanager
 def commit_lock(wh: Warehouse) -> Iterator[None]:
     with open(wh.root / ".commit.lock", "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        lock(handle.fileno())
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            unlock(handle.fileno())
 
 
 class StagedRun:
     def __init__(self, warehouse: Warehouse, run_id: str, path: Path):
         self.warehouse, self.run_id, self.path = warehouse, run_id, path
-        self._lock_fd = os.open(str(path), os.O_RDONLY)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)      # held until close(): "this area's writer is alive"
+        self._lock_fd = os.open(str(path / _LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        lock(self._lock_fd)             # held until release(): "this area's writer is alive"
         self.cases_path = path / "cases" / (PARTITION + run_id)
         self.cases_path.mkdir(parents=True)
         self._writer: Optional[pq.ParquetWriter] = None
-        self._sets: List[pa.Table] = []          # first row of every slice set seen, for slice_sets.parquet
+        self._sets: List[pa.Table] = []          # first row of every slice set seen, for the slice_sets table
         self._seen_sets: set = set()
         self.rows_written = 0
         self.committed = False
@@ -120,7 +125,7 @@ class StagedRun:
         if batch.num_rows == 0:
             return
         if self._writer is None:
-            self._writer = pq.ParquetWriter(str(self.cases_path / "part-00000.parquet"), DECISION_SCHEMA,
+            self._writer = pq.ParquetWriter(str(self.cases_path / (CASE_FILE + _TMP)), DECISION_SCHEMA,
                                             compression="zstd")
         self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows_written += batch.num_rows
@@ -140,25 +145,27 @@ class StagedRun:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+            os.rename(self.cases_path / (CASE_FILE + _TMP), self.cases_path / CASE_FILE)
 
     def release(self) -> None:
         """Let go of the area's lock (after the area is gone)."""
         if self._lock_fd is not None:
+            unlock(self._lock_fd)
             os.close(self._lock_fd)
             self._lock_fd = None
 
     def commit(self, run_row: Dict[str, object]) -> None:
-        """Make the run visible: cases partition first, then the runs entry (the commit point)."""
+        """Make the run visible: its cases, then its slice sets, then its runs entry (the commit point)."""
         self.close()
         if self.rows_written == 0:       # an empty partition still needs a file with the schema
-            pq.write_table(DECISION_SCHEMA.empty_table(), str(self.cases_path / "part-00000.parquet"))
+            write_table(DECISION_SCHEMA.empty_table(), self.cases_path / CASE_FILE)
         run_row = dict(run_row, run_id=self.run_id)
+        sets_path = self.path / "slice_sets" / (PARTITION + self.run_id)
         runs_path = self.path / "runs" / (PARTITION + self.run_id)
-        runs_path.mkdir(parents=True)
-        pq.write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), str(runs_path / "run.parquet"))
         sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
-        pq.write_table(sets, str(runs_path / "slice_sets.parquet"))
-        for directory in (self.cases_path, runs_path):      # the bytes reach the disk before any rename
+        write_table(sets, sets_path / SLICE_SET_FILE)
+        write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), runs_path / RUN_FILE)
+        for directory in (self.cases_path, sets_path, runs_path):    # the bytes reach the disk before any rename
             for name in os.listdir(directory):
                 fsync_path(directory / name)
             fsync_path(directory)
@@ -167,18 +174,25 @@ class StagedRun:
             if wh.has_run(self.run_id):
                 raise UsageError("run id %r already exists in warehouse %s" % (self.run_id, wh.root))
             sweep_staging(wh, keep=self.path)
-            for directory in (wh.cases_dir, wh.runs_dir):
-                if not directory.is_dir():
-                    directory.mkdir(parents=True, exist_ok=True)
+            moves = ((self.cases_path, wh.case_partition(self.run_id)),
+                     (sets_path, wh.slice_set_partition(self.run_id)),
+                     (runs_path, wh.run_entry(self.run_id)))          # last: the commit point
+            for source, target in moves:
+                if not target.parent.is_dir():
+                    target.parent.mkdir(parents=True, exist_ok=True)
                     fsync_path(wh.root)
-            target = wh.case_partition(self.run_id)
-            if target.exists():          # left by a writer killed between the two renames
-                shutil.rmtree(target)
-            os.rename(self.cases_path, target)
-            fsync_path(wh.cases_dir)
-            os.rename(runs_path, wh.run_entry(self.run_id))
-            fsync_path(wh.runs_dir)
+                if target.exists():      # left by a writer killed between the renames
+                    shutil.rmtree(target)
+                os.rename(source, target)
+                fsync_path(target.parent)
         self.committed = True
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """Write a whole Parquet file under a temporary name, then give it its name: never seen torn."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, str(path) + _TMP)
+    os.rename(str(path) + _TMP, path)
 
 
 def fsync_path(path: Path) -> None:
@@ -190,13 +204,23 @@ def fsync_path(path: Path) -> None:
 
 
 def sweep_staging(wh: Warehouse, keep: Optional[Path] = None) -> List[str]:
-    """Remove the staging areas of dead writers (call under the commit lock); returns their paths.
-    Only directories named as laya-cases names them are considered; anything else is left alone."""
+    """Remove the staging areas of dead writers (call under the commit lock); returns their paths."""
     removed: List[str] = []
+    for path in _dead_areas(wh, keep):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):        # report only what is really gone
+            removed.append(str(path))
+    return removed
+
+
+def _dead_areas(wh: Warehouse, keep: Optional[Path] = None) -> List[Path]:
+    """Staging areas whose writer is gone. Only directories named as laya-cases names them are
+    considered; anything else is left alone."""
+    dead: List[Path] = []
     try:
         names = sorted(os.listdir(wh.staging_dir))
     except OSError:
-        return removed
+        return dead
     for name in names:
         match = _STAGING_NAME.match(name)
         path = wh.staging_dir / name
@@ -204,52 +228,69 @@ def sweep_staging(wh: Warehouse, keep: Optional[Path] = None) -> List[str]:
                 or not path.is_dir():
             continue
         if _writer_gone(path, int(match.group(2))):
-            shutil.rmtree(path, ignore_errors=True)
-            if not os.path.lexists(path):        # report only what is really gone
-                removed.append(str(path))
-    return removed
+            dead.append(path)
+    return dead
 
 
 def _writer_gone(path: Path, pid: int) -> bool:
     try:
-        fd = os.open(str(path), os.O_RDONLY)
+        fd = os.open(str(path / _LOCK_FILE), os.O_RDWR)
+    except FileNotFoundError:            # died before making its lock file (or a foreign area)
+        return not (_young(path) and _alive(pid))
     except OSError:
         return False
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return False                 # its writer holds the lock: alive
-            raise
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        young = time.time() - os.fstat(fd).st_mtime < _GRACE_S
-        return not (young and _alive(pid))
+        if not lock(fd, blocking=False):
+            return False                 # its writer holds the lock: alive
+        unlock(fd)
+        return not (_young(path) and _alive(pid))
     finally:
         os.close(fd)
 
 
+def _young(path: Path) -> bool:
+    try:
+        return time.time() - os.stat(path).st_mtime < _GRACE_S
+    except OSError:
+        return False
+
+
 def gc(wh: Warehouse) -> Dict[str, List[str]]:
-    """Remove staging areas of dead writers and case partitions `run_id=<id>` with no runs entry;
-    nothing else (foreign files and folders stay). Returns the removed paths by kind."""
+    """Remove staging areas of dead writers and partitions `run_id=<id>` (cases, slice sets) with no runs
+    entry; nothing else (foreign files and folders stay). Returns the removed paths by kind."""
     removed: Dict[str, List[str]] = {"staging": [], "orphans": []}
     if not wh.root.is_dir():                 # nothing to clean, and no directory to create
         return removed
     with commit_lock(wh):
         removed["staging"] = sweep_staging(wh)
+        for path in orphan_partitions(wh):
+            shutil.rmtree(path)
+            removed["orphans"].append(str(path))
+    return removed
+
+
+def leftovers(wh: Warehouse) -> Dict[str, List[str]]:
+    """What `gc` would remove now, removing nothing: {"staging": [paths], "orphans": [paths]}."""
+    return {"staging": [str(p) for p in _dead_areas(wh)], "orphans": [str(p) for p in orphan_partitions(wh)]}
+
+
+def orphan_partitions(wh: Warehouse) -> List[Path]:
+    """Partitions `cases/run_id=<id>/` and `slice_sets/run_id=<id>/` of a valid id with no runs entry
+    (a damaged run's entry keeps its files)."""
+    found = []
+    for parent in (wh.cases_dir, wh.slice_sets_dir):
         try:
-            names = sorted(os.listdir(wh.cases_dir))
+            names = sorted(os.listdir(parent))
         except OSError:
-            names = []
+            continue
         for name in names:
             rid = name[len(PARTITION):]
-            path = wh.cases_dir / name
+            path = parent / name
             if not name.startswith(PARTITION) or not is_run_id(rid) or os.path.islink(path) or not path.is_dir():
                 continue
-            if not os.path.lexists(wh.run_entry(rid)):      # a damaged run's entry keeps its cases
-                shutil.rmtree(path)
-                removed["orphans"].append(str(path))
-    return removed
+            if not os.path.lexists(wh.run_entry(rid)):
+                found.append(path)
+    return found
 
 
 def _alive(pid: int) -> bool:

@@ -1,14 +1,16 @@
 """The warehouse: Hive-partitioned Parquet, one partition per run, committed atomically.
 
-Layout (run first, so a report reads one partition and a comparison reads two):
+Layout (run first, so a report reads one partition and a comparison reads two; one tree per table, so
+every engine can read each tree with one glob, docs/readers.md):
 
-    <root>/cases/run_id=<id>/part-00000.parquet   decision rows (schema.DECISION_SCHEMA)
-    <root>/runs/run_id=<id>/run.parquet           one row: the run's identity and settings
-    <root>/runs/run_id=<id>/slice_sets.parquet    what each slice_set id of the run's cases stands for
-    <root>/_staging/<id>.<pid>.<nonce>/           a run being written; never read
+    <root>/cases/run_id=<id>/part-00000.parquet        decision rows (schema.DECISION_SCHEMA)
+    <root>/slice_sets/run_id=<id>/part-00000.parquet   what each slice_set id of the run's cases stands for
+    <root>/runs/run_id=<id>/run.parquet                one row: the run's identity and settings
+    <root>/_staging/<id>.<pid>.<nonce>/                a run being written; never read
 
-A run is written entirely under `_staging`, then committed under a short file lock by two
-renames: its cases directory, then its runs directory. The runs entry is the commit point:
+Warehouses written before slice sets had their own tree keep them in runs/run_id=<id>/slice_sets.parquet;
+they are still read. A run is written entirely under `_staging`, then committed under a short file lock
+by three renames: its cases, its slice sets, then its runs directory. The runs entry is the commit point:
 readers only ever see cases of runs that have one, so a crash (even `kill -9`) at any moment
 leaves no partial run visible. The next commit (or `gc`) removes the leftovers of dead writers.
 Readers check each run's footers first (store_check.py): a damaged run is left out and named.
@@ -33,6 +35,10 @@ RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 _RUN_ID = re.compile(r"^%s$" % RUN_ID_PATTERN)
 ROW_GROUP_ROWS = 1 << 20
 PARTITION = "run_id="
+CASE_FILE = "part-00000.parquet"
+SLICE_SET_FILE = "part-00000.parquet"
+RUN_FILE = "run.parquet"
+_LEGACY_SLICE_SET_FILE = "slice_sets.parquet"     # in the runs entry, before slice_sets/ had its own tree
 # run_id from a file's path: the last `run_id=<id>/` directory, so nothing in the root's path counts
 _RUN_ID_OF_FILE = "regexp_extract(filename, 'run_id=([^/]+)/[^/]+$', 1)"
 
@@ -63,6 +69,7 @@ class Warehouse:
         self.root = Path(root)
         self.cases_dir = self.root / "cases"
         self.runs_dir = self.root / "runs"
+        self.slice_sets_dir = self.root / "slice_sets"
         self.staging_dir = self.root / "_staging"
         self.damaged: Dict[str, str] = {}        # run id -> "<file>: <what is wrong>", from connect()
 
@@ -72,6 +79,17 @@ class Warehouse:
 
     def run_entry(self, run_id: str) -> Path:
         return self.runs_dir / (PARTITION + run_id)
+
+    def run_file(self, run_id: str) -> Path:
+        return self.run_entry(run_id) / RUN_FILE
+
+    def slice_set_partition(self, run_id: str) -> Path:
+        return self.slice_sets_dir / (PARTITION + run_id)
+
+    def slice_set_file(self, run_id: str) -> Path:
+        """The run's slice sets: in their own tree, or beside run.parquet in a warehouse written before."""
+        legacy = self.run_entry(run_id) / _LEGACY_SLICE_SET_FILE
+        return legacy if legacy.is_file() else self.slice_set_partition(run_id) / SLICE_SET_FILE
 
     def case_files(self, run_id: str) -> List[Path]:
         """The run's case files (*.parquet in its partition, by name); [] when the partition is missing."""
@@ -94,10 +112,10 @@ class Warehouse:
         except OSError as exc:
             raise UsageError("cannot read warehouse %s: %s" % (self.root, exc.strerror or exc)) from None
         return sorted(n[len(PARTITION):] for n in names
-                      if n.startswith(PARTITION) and (self.runs_dir / n / "run.parquet").is_file())
+                      if n.startswith(PARTITION) and (self.runs_dir / n / RUN_FILE).is_file())
 
     def has_run(self, run_id: str) -> bool:
-        return (self.run_entry(run_id) / "run.parquet").is_file()
+        return self.run_file(run_id).is_file()
 
     def require_run(self, run_id: str) -> str:
         """The id of a committed, undamaged run; else a UsageError naming what is wrong."""
@@ -133,12 +151,12 @@ class Warehouse:
         con = duckdb.connect()
         prepare_connection(con)
         case_files = [str(p.resolve()) for rid in ids for p in self.case_files(rid)]
-        entries = [self.run_entry(rid).resolve() for rid in ids]
         # one run (a report): run_id is a constant the planner folds, so its filter costs nothing
         run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else _RUN_ID_OF_FILE
         _view(con, "decisions", case_files, DECISION_SCHEMA, run_id=run_id, by_name=True)
-        _view(con, "runs", [str(e / "run.parquet") for e in entries], RUN_SCHEMA)
-        _view(con, "slice_sets", [str(e / "slice_sets.parquet") for e in entries], SLICE_SET_SCHEMA, run_id=run_id)
+        _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids], RUN_SCHEMA)
+        _view(con, "slice_sets", [str(self.slice_set_file(rid).resolve()) for rid in ids], SLICE_SET_SCHEMA,
+              run_id=run_id)
         con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
         con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
         return con
@@ -155,6 +173,13 @@ class Warehouse:
         from .store_write import gc
 
         return gc(self)
+
+    def leftovers(self) -> Dict[str, List[str]]:
+        """What `gc` would remove now (dead writers' staging areas, orphan partitions); removes nothing.
+        `laya-cases runs` suggests `gc` when either list is non-empty."""
+        from .store_write import leftovers
+
+        return leftovers(self)
 
 
 def damaged_message(run_id: str, problem: str) -> str:

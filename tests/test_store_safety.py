@@ -310,9 +310,11 @@ def test_data_files_are_fsynced_before_the_commit_renames(tmp_path, monkeypatch)
     monkeypatch.setattr(store_write, "fsync_path", lambda p: (events.append(("fsync", str(p))), real_fsync(p)))
     monkeypatch.setattr(store_write.os, "rename", lambda a, b: (events.append(("rename", str(a))), real_rename(a, b)))
     do_ingest(Warehouse(tmp_path / "wh"), str(ANSWERS), run_id="synced")
-    first_rename = next(i for i, e in enumerate(events) if e[0] == "rename")
+    # the first commit rename (a file's `<name>.tmp` -> `<name>` inside the staging area comes before)
+    first_rename = next(i for i, e in enumerate(events) if e[0] == "rename" and not e[1].endswith(".tmp"))
     synced = {path for kind, path in events[:first_rename] if kind == "fsync"}
-    for name in ("part-00000.parquet", "run.parquet", "slice_sets.parquet"):
+    for name in ("cases/run_id=synced/part-00000.parquet", "slice_sets/run_id=synced/part-00000.parquet",
+                 "runs/run_id=synced/run.parquet"):
         assert any(p.endswith("/" + name) for p in synced), name
     assert any(p.endswith("run_id=synced") for p in synced)       # the directories holding them too
 

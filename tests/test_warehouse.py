@@ -9,7 +9,6 @@ no test sleeps for a fixed time or asserts on durations.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import signal
 import subprocess
@@ -19,9 +18,11 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List
 
+import pyarrow.parquet as pq
 import pytest
 
 from helpers import ROOT, cli, snapshot_tree
+from laya_cases.locks import lock, unlock
 
 DEADLINE_S = 180.0                      # a bound for polling on a loaded 2-core machine, never a timing claim
 SUPPORT_ANSWERS = ROOT / "data" / "support.answers.jsonl"
@@ -70,8 +71,12 @@ def staging_areas(wh: Path) -> List[Path]:
 
 
 def staged_data(wh: Path) -> bool:
-    """A staging area holds a Parquet file with a row group in it (more than the 4-byte magic)."""
-    return any(p.stat().st_size > 4 for area in staging_areas(wh) for p in area.rglob("*.parquet"))
+    """A staging area holds a Parquet file being written (`*.parquet.tmp`) with a row group in it (more
+    than the 4-byte magic); no file named `*.parquet` there is incomplete (a root glob never meets a torn one)."""
+    for area in staging_areas(wh):
+        for done in area.rglob("*.parquet"):
+            pq.read_metadata(str(done))
+    return any(p.stat().st_size > 4 for area in staging_areas(wh) for p in area.rglob("*.parquet*"))
 
 
 class HeldCommitLock:
@@ -80,11 +85,11 @@ class HeldCommitLock:
     def __init__(self, wh: Path):
         wh.mkdir(parents=True, exist_ok=True)
         self._handle = open(wh / ".commit.lock", "a+")
-        fcntl.flock(self._handle, fcntl.LOCK_EX)
+        lock(self._handle.fileno())
 
     def release(self) -> None:
         if not self._handle.closed:
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            unlock(self._handle.fileno())
             self._handle.close()
 
 
