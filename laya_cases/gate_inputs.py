@@ -24,20 +24,22 @@ def finite_number(value: Any) -> bool:
         return False
 
 
-def parse_pairs(pairs: Optional[Sequence[str]]) -> Dict[str, float]:
+def parse_pairs(pairs: Optional[Sequence[str]], flag: Optional[str] = None) -> Dict[str, float]:
     """S6.1: `NAME=VALUE` pairs (--min, --max, --tolerance); later duplicates win, keeping position.
-    A name that is blank once trimmed (`" =0.5"`) names no metric, so it is refused like an empty one."""
+    A name that is blank once trimmed (`" =0.5"`) names no metric, so it is refused like an empty one.
+    An error starts with `flag: ` when one is given."""
     out: Dict[str, float] = {}
+    lead = "%s: " % flag if flag else ""
     for pair in pairs or []:
         name, _, raw = pair.partition("=")
         if not name.strip() or not raw:
-            raise UsageError("expected NAME=VALUE, got %s" % shorten(repr(pair)))
+            raise UsageError("%sexpected NAME=VALUE, got %s" % (lead, shorten(repr(pair))))
         try:
             number = float(raw)
         except ValueError:
             number = math.nan
         if not math.isfinite(number):          # a non-finite limit would disable the gate it names
-            raise UsageError("%s is not a number in %s" % (shorten(repr(raw), 40), shorten(repr(pair))))
+            raise UsageError("%s%s is not a number in %s" % (lead, shorten(repr(raw), 40), shorten(repr(pair))))
         out[name.strip()] = number
     return out
 

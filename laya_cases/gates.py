@@ -113,10 +113,11 @@ def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool
     policy = load_policy(request.policy_path) if request.policy_path else None
     if policy is not None and needs_baseline(policy) and not request.baseline:
         raise UsageError("--gate-policy has a relative rule; pass --baseline")
-    gate = Gate(mins=parse_pairs(request.mins), maxs=parse_pairs(request.maxs),
+    gate = Gate(mins=parse_pairs(request.mins, "--min"), maxs=parse_pairs(request.maxs, "--max"),
                 min_accuracy=parse_limit("--min-accuracy", request.min_accuracy),
                 max_ece=parse_limit("--max-ece", request.max_ece),
-                tolerances=parse_pairs(request.tolerances), baseline_ref=request.baseline, policy=policy)
+                tolerances=parse_pairs(request.tolerances, "--tolerance"), baseline_ref=request.baseline,
+                policy=policy)
     if gate.tolerances and not request.baseline:
         raise UsageError("--tolerance is the allowed drift from --baseline; pass --baseline")
     if request.baseline and (policy is not None or early_baseline):

@@ -12,7 +12,7 @@ import platform
 import sys
 from typing import Any, Callable, Dict, Iterator, Optional
 
-from . import UsageError
+from . import UsageError, shorten
 from . import dataset as D
 from . import identity as I
 from .record import RecordedRun, RunRecorder
@@ -49,7 +49,7 @@ def _record_row(recorder: RunRecorder, row: D.Row) -> None:
     latency = row.raw.get("latency_ms")
     if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float))
                                 or not 0 <= latency <= sys.float_info.max):  # exact, no overflow
-        raise UsageError("%s 'latency_ms' must be a finite number >= 0, got %r" % (where, latency))
+        raise UsageError("%s 'latency_ms' must be a finite number >= 0, got %s" % (where, shorten(repr(latency))))
     call = {"call_id": row.index, "call_ms": None if latency is None else float(latency),
             "chunk_size": 1, "returned": True}
 

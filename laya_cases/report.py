@@ -26,7 +26,7 @@ is_paired = catalogue.is_paired
 
 def check_tolerance(value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise UsageError("score_within tolerance must be finite and >= 0, got %r" % (value,))
+        raise UsageError("--score-within: score_within tolerance must be finite and >= 0, got %r" % (value,))
     return float(value)
 
 
@@ -44,7 +44,7 @@ def check_bootstrap(value: int) -> int:
 
 def check_coverage(value: float) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not (0.0 < value <= 1.0):
-        raise UsageError("coverage must be a number in (0, 1], got %r" % (value,))
+        raise UsageError("--coverage must be a number in (0, 1], got %r" % (value,))
     return float(value)
 
 

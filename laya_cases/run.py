@@ -356,13 +356,13 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
         raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
     rows = D.load(opts.dataset)
     strict.refuse_errors(opts.dataset, rows)          # what `validate --strict` rejects never reaches a model
+    recorder = RunRecorder(wh, run_id, opts.dataset)
+    for row in rows:                  # the whole identity first: a bad row fails before the model loads
+        recorder.note_row(row)
     inference = _Inference(opts, _load_runner(opts, rows, runner), rows, clock)
     if on_loaded:
         on_loaded(len(rows))
     dataset_sha = I.file_sha256(opts.dataset)
-    recorder = RunRecorder(wh, run_id, opts.dataset)
-    for row in rows:                  # the whole identity first: a bad row fails before any call
-        recorder.note_row(row)
     with recorder.staging():
         inference.run(recorder, progress)
         info = inference.info
