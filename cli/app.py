@@ -1,22 +1,52 @@
-"""The `laya-cases` command line: the app object, shared options and helpers.
+"""The `laya-cases` command line: the app object, its usage-error boundary and small helpers.
 
-Commands live in one module per area (store.py: validate/ingest/runs/report/sql/gc; run.py:
-inference; gates.py: compare/diff) and register on `app` when imported below.
-Usage errors print one line and exit 2; a failed gate exits 1.
+Commands live in one module per area (store.py: validate/ingest/runs/report/sql/plot/gc/check;
+run.py: run/massive; gates.py: compare/diff; export.py: export-onnx) and register on `app` when
+commands.py imports them; shared flags are in options.py, every printer in console.py.
+
+The usage-error boundary is here, once: every command is registered through `_App.command`, which
+turns a `laya_cases.UsageError` into one `laya-cases: <message>` line on stderr and exit 2 however
+the app is entered (main(), `python -m laya_cases_cli`, typer's CliRunner); a failed gate exits 1.
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
+import functools
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 
+from laya_cases import UsageError
 from laya_cases.warehouse import Warehouse, resolve_root
+from laya_cases_cli import console
+from laya_cases_cli.options import WAREHOUSE  # noqa: F401  (the -w option of every store command)
 
-app = typer.Typer(
+
+def usage_boundary(fn):
+    """A command callback whose UsageError is the one-line message and exit 2."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UsageError as exc:
+            console.note(str(exc))
+            raise typer.Exit(2)
+    return wrapper
+
+
+class _App(typer.Typer):
+    """typer.Typer whose commands all pass through `usage_boundary`."""
+
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+
+        def decorator(fn):
+            register(usage_boundary(fn))
+            return fn
+        return decorator
+
+
+app = _App(
     help="laya-cases: every decision a model makes on a labelled dataset is a Parquet row in a "
          "warehouse; every metric is SQL over those rows.\n\n"
          "\b\nA first session:\n"
@@ -30,14 +60,10 @@ app = typer.Typer(
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
     rich_markup_mode=None)       # help texts show [default: ...] literally, not as markup
 
-WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_CASES_WAREHOUSE",
-                         parser=lambda text: _warehouse_path(text),
-                         help="Warehouse directory [default: ./warehouse].")
 
-
-def fail(message: str) -> None:
-    typer.echo("laya-cases: %s" % message, err=True)
-    raise typer.Exit(2)
+def fail(message: str) -> NoReturn:
+    """A usage error raised from a command: one line, exit 2 (see usage_boundary)."""
+    raise UsageError(message)
 
 
 def write_text(path: Optional[Path], content: str, what: str) -> None:
@@ -49,7 +75,6 @@ def write_text(path: Optional[Path], content: str, what: str) -> None:
         fail("cannot write %s %r: %s" % (what, str(path), exc))
 
 
-
 def warehouse_of(option: Optional[Path]) -> Warehouse:
     """The warehouse named by -w / $LAYA_CASES_WAREHOUSE / ./warehouse; one line, exit 2, when that
     path exists and is not a directory (a missing one is an empty warehouse until a run is written)."""
@@ -57,41 +82,6 @@ def warehouse_of(option: Optional[Path]) -> Warehouse:
     if wh.root.exists() and not wh.root.is_dir():
         fail("warehouse %s is not a directory" % wh.root)
     return wh
-
-
-def _warehouse_path(text: str) -> Path:
-    """`-w ""` is a mistake, not the current directory."""
-    if not text:
-        raise typer.BadParameter("the warehouse path is empty")
-    return Path(text)
-
-
-def print_result(result, fmt: str) -> None:
-    if fmt not in ("table", "csv", "json"):
-        fail("--format must be table, csv or json, got %r" % fmt)
-    if result.description is None:
-        return
-    import duckdb
-
-    columns = [d[0] for d in result.description]
-    try:
-        rows = result.fetchall()
-    except duckdb.Error as exc:          # e.g. a page of a store file that does not decode
-        fail("query failed: %s" % str(exc).splitlines()[0])
-    if fmt == "json":
-        typer.echo(json.dumps([dict(zip(columns, r)) for r in rows], ensure_ascii=False, default=str, indent=2))
-    elif fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
-        typer.echo(buf.getvalue(), nl=False)
-    else:
-        from laya_cases.views import render, result_table, terminal
-
-        width, color = terminal()
-        width = max(width, sum(len(c) + 2 for c in columns))      # many columns: wider lines, not wrapped names
-        typer.echo(render([result_table(columns, rows)], width, color), nl=False)
 
 
 def main() -> None:
@@ -108,11 +98,14 @@ def main() -> None:
         sys.exit(0)
     except click_errors.UsageError as exc:
         hint = " (see `%s --help`)" % exc.ctx.command_path if exc.ctx else ""
-        typer.echo("laya-cases: %s%s" % (exc.format_message(), hint), err=True)
+        console.note("%s%s" % (exc.format_message(), hint))
         sys.exit(2)
     except click_errors.ClickException as exc:
-        typer.echo("laya-cases: %s" % exc.format_message(), err=True)
+        console.note(exc.format_message())
         sys.exit(exc.exit_code)
+    except UsageError as exc:                          # outside a command callback (they have their own)
+        console.note(str(exc))
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import typer
 
+from laya_cases_cli import console
 from laya_cases_cli.app import app, fail
 
 
@@ -33,4 +34,4 @@ def export_onnx(
     except OSError as exc:
         fail("cannot write the export to %s: %s" % (out, exc.strerror or exc))
     for name in meta["files"]:
-        typer.echo(str(out / name))
+        console.out(str(out / name))

@@ -8,14 +8,17 @@ from typing import List, Optional
 import typer
 
 from laya_cases import UsageError
-from laya_cases_cli.app import WAREHOUSE, app, fail, warehouse_of
-from laya_cases_cli.gates import gate_options, prepare_gate
-from laya_cases_cli.store import (BOOTSTRAP, COVERAGE, JSON_OUT, MARKDOWN_OUT, SCORE_WITHIN, SEED, SLICE,
-                                  THRESHOLD, VIEW, check_view, emit_report, report_options)
+from laya_cases.report_request import ReportRequest
+from laya_cases_cli import console
+from laya_cases_cli.app import WAREHOUSE, app, warehouse_of
+from laya_cases_cli.gates import prepare_gate
+from laya_cases_cli.options import gate_options, report_options
+from laya_cases_cli.store import emit_report
 
 
 @app.command("run")
 @gate_options
+@report_options
 def run_command(
     dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines, spec S1)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="minilm, use-multilingual, smollm2, a "
@@ -36,11 +39,6 @@ def run_command(
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA",
                                            help="Pin the checkpoint revision (runners that load from a hub)."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
-    json_out: Optional[Path] = JSON_OUT,
-    markdown_out: Optional[Path] = MARKDOWN_OUT,
-    slice_: Optional[List[str]] = SLICE,
-    score_within: Optional[List[float]] = SCORE_WITHIN,
-    coverage: Optional[List[float]] = COVERAGE,
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name and "
                                          "give it --model as its model (e.g. --runner hf-generate --model smollm2)."),
     onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help="Score with this exported ONNX graph "
@@ -56,11 +54,8 @@ def run_command(
     crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
                                                   help="Exit N (3..255) with one line when the runner crashes "
                                                        "under --on-error fail, instead of 1 and a traceback (S9.7)."),
-    threshold: Optional[List[float]] = THRESHOLD,
-    bootstrap: int = BOOTSTRAP,
-    seed: int = SEED,
-    view: str = VIEW,
     warehouse: Optional[Path] = WAREHOUSE,
+    report: ReportRequest = None,
     gate=None,
 ) -> None:
     """Score a model on a dataset; commit and report the run.
@@ -75,41 +70,29 @@ def run_command(
       laya-cases run data/support.jsonl --model use-multilingual --view table
       laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx --run-id int8
     """
-    from laya_cases.progress import RowProgress
-    from laya_cases.run import RunnerCrash, RunOptions, execute, parse_runner_options
+    from laya_cases_cli.progress import RowProgress
+    from laya_cases.run import RunnerCrash, RunOptions, execute
+    from laya_cases.run_flags import runner_options_from_flags
 
+    runner, extra = runner_options_from_flags(runner, runner_option, onnx=onnx, unclamped=unclamped,
+                                              subfolder=subfolder)
+    opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
+                      min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
+                      run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
+    options = report.options()
+    wh = warehouse_of(warehouse)
+    checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
     try:
-        extra = parse_runner_options(runner_option)
-        if onnx is not None:                      # --onnx PATH: the onnx runner, --model as tokenizer source
-            runner = runner or "onnx"
-            extra["onnx"] = str(onnx)
-        if unclamped:
-            extra["unclamped"] = True
-        if subfolder is not None:
-            extra["subfolder"] = subfolder
-        opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
-                          min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
-                          run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
-        options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed,
-                                 thresholds=threshold)
-        check_view(view)
-        wh = warehouse_of(warehouse)
-        checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
         with RowProgress("run", waiting="loading the model") as bar:
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
-    except UsageError as exc:
-        fail(str(exc))
     except RunnerCrash as crash:
         if crash_exit_code is None:              # like the reference: the traceback, exit 1 (S6.7)
             traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
-        typer.echo("laya-cases: %s" % crash, err=True)
+        console.note(str(crash))
         raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
     # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
-    rid, n_errors = recorded.run_id, recorded.n_errors
-    errored = ("; %d errored record(s): laya-cases sql \"SELECT row_index, qid, error FROM errors WHERE run_id = '%s'\""
-               % (n_errors, rid)) if n_errors else ""        # under skip, an all-errored run prints no metric
-    typer.echo("laya-cases: committed run %s to %s (laya-cases report %s)%s" % (rid, wh.root, rid, errored), err=True)
-    emit_report(wh, rid, options, slice_ or [], json_out, markdown_out, gate=checked, view=view)
+    console.committed(recorded.run_id, wh.root, recorded.n_errors)
+    emit_report(wh, recorded.run_id, report, options, gate=checked)
 
 
 @app.command("massive")
@@ -135,13 +118,11 @@ def massive_command(
     from laya_cases.datasets import massive
 
     if rows is not None and rows < 0:
-        fail("--rows must be >= 0, got %d" % rows)
+        raise UsageError("--rows must be >= 0, got %d" % rows)
     if options < 1:
-        fail("--options must be >= 1, got %d" % options)
+        raise UsageError("--options must be >= 1, got %d" % options)
     try:
         n = massive.write(locale, out, n_rows=rows or None, n_opts=options, seed=seed, source=source)
-    except UsageError as exc:
-        fail(str(exc))
     except OSError as exc:
-        fail("cannot write %r: %s" % (str(out), exc))
-    typer.echo("%d examples written to %s" % (n, out))
+        raise UsageError("cannot write %r: %s" % (str(out), exc)) from None
+    console.out("%d examples written to %s" % (n, out))

@@ -1,43 +1,20 @@
 """Store commands: validate, ingest, runs, report, sql, gc, check."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
-import duckdb
 import typer
 
 from laya_cases import UsageError
 from laya_cases import dataset as D
+from laya_cases import listing
 from laya_cases import report as R
-from laya_cases_cli.app import WAREHOUSE, app, fail, print_result, warehouse_of, write_text
-from laya_cases_cli.gates import finish, gate_options, judge, prepare_gate
-
-
-# The report flags, shared by `report` and `run` (one definition each).
-JSON_OUT = typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON here (reference keys "
-                        "plus `extensions`).")
-MARKDOWN_OUT = typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as Markdown tables here.")
-SLICE = typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per group of DIM: language, model, "
-                     "qid or tag (repeatable).")
-SCORE_WITHIN = typer.Option(None, "--score-within", metavar="X", help="Add score_within_X: share of score answers "
-                            "within X of the label (repeatable).")
-COVERAGE = typer.Option(None, "--coverage", metavar="C", help="Add selective accuracy at coverage C in (0, 1] to "
-                        "extensions (repeatable; S9.3).")
-THRESHOLD = typer.Option(None, "--threshold", metavar="T", help="Add a cut accepting gate confidence >= T to "
-                         "extensions (repeatable; S9.3).")
-BOOTSTRAP = typer.Option(0, "--bootstrap", metavar="B", show_default=False, help="Add 95% percentile intervals "
-                         "to every published ratio from B row resamples (100-100000; S9.5) [default: off].")
-SEED = typer.Option(0, "--seed", metavar="S", help="Seed of the bootstrap's CPython random.Random stream.")
-VIEW = typer.Option("text", "--view", metavar="text|table",
-                    help="text: the reference's lines (S4.5); table: readable tables with counts, fitted "
-                         "to the terminal.")
-
-
-def check_view(view: str) -> None:
-    if view not in ("text", "table"):
-        raise UsageError("--view must be text or table, got %r" % view)
+from laya_cases.report_request import ReportRequest, build_report
+from laya_cases_cli import console
+from laya_cases_cli.app import WAREHOUSE, app, warehouse_of, write_text
+from laya_cases_cli.gates import finish, judge, prepare_gate
+from laya_cases_cli.options import gate_options, report_options
 
 
 @app.command()
@@ -53,21 +30,17 @@ def validate(dataset: Path = typer.Argument(..., metavar="DATASET", help="Labell
     Example:
       laya-cases validate data/support.jsonl --strict
     """
-    try:
-        rows = D.load(str(dataset))
-    except UsageError as exc:
-        fail(str(exc))
+    rows = D.load(str(dataset))
     if strict:
         from laya_cases.strict import row_findings
 
         findings = [f for row in rows for f in row_findings(str(dataset), row)]
         for finding in findings:
-            typer.echo(("" if finding.error else "warning: ") + str(finding), err=True)
+            console.err(("" if finding.error else "warning: ") + str(finding))
         errors = sum(1 for f in findings if f.error)
         if errors:
-            typer.echo("laya-cases: %s: %d error(s) under --strict" % (dataset, errors), err=True)
-            raise typer.Exit(2)
-    typer.echo(D.summary_line(rows))
+            raise UsageError("%s: %d error(s) under --strict" % (dataset, errors))
+    console.out(D.summary_line(rows))
 
 
 @app.command()
@@ -93,21 +66,18 @@ def ingest(
       laya-cases ingest data/support.answers.jsonl --dataset data/support.jsonl
     """
     from laya_cases.ingest import ingest as do_ingest
-    from laya_cases.progress import RowProgress, count_rows
+    from laya_cases_cli.progress import RowProgress, count_rows
 
     wh = warehouse_of(warehouse)
-    try:
-        checked = prepare_gate(gate, wh, R.Options(), early_baseline=True)
-        with RowProgress("ingest") as bar:
-            if bar.enabled:                      # a total for the ETA, only when someone watches
-                bar.set_total(count_rows(str(answers)))
-            rid = do_ingest(wh, str(answers), run_id=run_id, dataset_path=str(dataset) if dataset else None,
-                            progress=bar.update).run_id
-    except UsageError as exc:
-        fail(str(exc))
-    typer.echo(rid)
+    checked = prepare_gate(gate, wh, R.Options(), early_baseline=True)
+    with RowProgress("ingest") as bar:
+        if bar.enabled:                      # a total for the ETA, only when someone watches
+            bar.set_total(count_rows(str(answers)))
+        rid = do_ingest(wh, str(answers), run_id=run_id, dataset_path=str(dataset) if dataset else None,
+                        progress=bar.update).run_id
+    console.out(rid)
     if checked is not None:
-        emit_report(wh, rid, R.Options(), [], None, None, gate=checked)
+        emit_report(wh, rid, ReportRequest(), R.Options(), gate=checked)
 
 
 @app.command()
@@ -124,37 +94,22 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
       laya-cases runs --format json
     """
     wh = warehouse_of(warehouse)
-    con = connect_all(wh)
-    result = con.execute("SELECT run_id, kind, runner, model_id, model_revision, n_rows, n_cases, n_errors, dataset, "
-                         "dataset_sha256, labelled_rows_sha256, questions_sha256, schema_version, created_at "
-                         "FROM runs ORDER BY created_at, run_id")
+    columns, rows = listing.runs(connect_all(wh))
     if fmt != "table":
-        print_result(result, fmt)
-        return
-    from laya_cases.views import render, runs_table, terminal
-
-    rows = [dict(zip([d[0] for d in result.description], r)) for r in result.fetchall()]
-    if not rows:
-        typer.echo("no committed runs in %s" % wh.root)
-        return
-    width, color = terminal()
-    typer.echo(render([runs_table(rows, width)], width, color), nl=False)
+        console.print_result(columns, rows, fmt)
+    elif not rows:
+        console.out("no committed runs in %s" % wh.root)
+    else:
+        console.print_runs([dict(zip(columns, r)) for r in rows])
 
 
 @app.command()
 @gate_options
+@report_options
 def report(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
-    slice_: Optional[List[str]] = SLICE,
-    json_out: Optional[Path] = JSON_OUT,
-    markdown_out: Optional[Path] = MARKDOWN_OUT,
-    score_within: Optional[List[float]] = SCORE_WITHIN,
-    coverage: Optional[List[float]] = COVERAGE,
-    threshold: Optional[List[float]] = THRESHOLD,
-    bootstrap: int = BOOTSTRAP,
-    seed: int = SEED,
-    view: str = VIEW,
     warehouse: Optional[Path] = WAREHOUSE,
+    report: ReportRequest = None,
     gate=None,
 ) -> None:
     """Print a committed run's metrics; write JSON / Markdown.
@@ -167,62 +122,24 @@ def report(
       laya-cases report demo --slice language --json report.json
       laya-cases report demo --view table --slice language
     """
-    try:
-        options = report_options(slice_, score_within, coverage, json_out, bootstrap=bootstrap, seed=seed,
-                                 thresholds=threshold)
-        check_view(view)
-        wh = warehouse_of(warehouse)
-        checked = prepare_gate(gate, wh, options)
-        wh.require_run(run_id)
-    except UsageError as exc:
-        fail(str(exc))
-    emit_report(wh, run_id, options, slice_ or [], json_out, markdown_out, gate=checked, view=view)
+    options = report.options()
+    wh = warehouse_of(warehouse)
+    checked = prepare_gate(gate, wh, options)
+    wh.require_run(run_id)
+    emit_report(wh, run_id, report, options, gate=checked)
 
 
-def report_options(slice_: Optional[List[str]], score_within: Optional[List[float]],
-                   coverage: Optional[List[float]], json_out: Optional[Path], *, bootstrap: int = 0,
-                   seed: int = 0, thresholds: Optional[List[float]] = None) -> R.Options:
-    """Check the report flags (shared by `report`, `ingest` and `run`); raises UsageError."""
-    for dim in slice_ or []:
-        if dim not in R.DIMENSIONS:
-            raise UsageError("--slice must be one of %s, got %r" % (", ".join(R.DIMENSIONS), dim))
-    return R.Options(score_within=[R.check_tolerance(t) for t in score_within or []],
-                     coverages=[R.check_coverage(c) for c in coverage or []],
-                     thresholds=[R.check_threshold(t) for t in thresholds or []],
-                     include_cases=True, bootstrap=R.check_bootstrap(bootstrap), seed=seed)
-
-
-def emit_report(wh, run_id: str, options: R.Options, slices: List[str], json_out: Optional[Path],
-                markdown_out: Optional[Path], gate=None, view: str = "text") -> dict:
-    """Build a committed run's report, print it as the reference prints (S4.5), write JSON/Markdown.
-    With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a failure exits 1."""
-    # the case list is the big part of a report: build it only for the JSON file or a gate that reads it
-    options = dataclasses.replace(options, include_cases=json_out is not None or gate is not None)
-    try:
-        con = wh.connect([run_id])
-        doc = R.build(con, run_id, options)
-    except UsageError as exc:
-        fail(str(exc))
-    except duckdb.Error as exc:          # a page that does not decode: the footer check cannot see it
-        fail("cannot read run %r: %s (see `laya-cases check`)" % (run_id, str(exc).splitlines()[0]))
-    missing = [R.score_within_key(t) for t in options.score_within if R.score_within_key(t) not in doc["overall"]]
-    if missing:
-        counts = R.answer_type_counts(con, run_id)
-        for key in missing:
-            typer.echo("laya-cases: %s has no value: %d of %d answered case(s) are score answers, and the metric "
-                       "needs one whose label is a number. A threshold naming it reports it missing."
-                       % (key, counts["n_score"], counts["n_cases"]), err=True)
+def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gate=None) -> dict:
+    """Build a committed run's report, print it as the reference prints (S4.5) or as tables, write
+    JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
+    failure exits 1."""
+    doc, warnings = build_report(wh, run_id, options, with_cases=request.json_out is not None or gate is not None)
+    for line in warnings:
+        console.note(line)
     failures = judge(gate, doc, wh, options) if gate is not None else []
-    if view == "table":                  # opt-in, for people; the files below are the same either way
-        from laya_cases.views import render, report_view, terminal
-
-        width, color = terminal()
-        typer.echo(render(report_view(doc, slices, width), width, color), nl=False)
-    else:
-        for line in R.text_lines(doc, slices):
-            typer.echo(line)
-    write_text(json_out, R.dumps(doc), "report")
-    write_text(markdown_out, R.markdown(doc), "markdown report")
+    console.print_report(doc, request.slices, request.view)     # the files are the same for every view
+    write_text(request.json_out, R.dumps(doc), "report")
+    write_text(request.markdown_out, R.markdown(doc), "markdown report")
     finish(failures)
     return doc
 
@@ -247,16 +164,13 @@ def plot(
     """
     from laya_cases.plots import plot_report
 
-    try:
-        if by is not None and by not in R.DIMENSIONS:
-            raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
-        wh = warehouse_of(warehouse)
-        wh.require_run(run_id)
-        doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=False))
-        for path in plot_report(doc, out, by):
-            typer.echo(str(path))
-    except UsageError as exc:
-        fail(str(exc))
+    if by is not None and by not in R.DIMENSIONS:
+        raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
+    wh = warehouse_of(warehouse)
+    wh.require_run(run_id)
+    doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=False))
+    for path in plot_report(doc, out, by):
+        console.out(str(path))
 
 
 @app.command("sql")
@@ -284,30 +198,17 @@ def sql_command(
     from laya_cases.sql_guard import check_query
 
     wh = warehouse_of(warehouse)
-    try:
-        check_query(query, wh.root, allow_write)
-        con = connect_all(wh)
-    except UsageError as exc:
-        fail(str(exc))
-    con.execute("SET autoinstall_known_extensions = false")      # no download, no write to ~/.duckdb
-    con.execute("SET lock_configuration = true")                 # and the query cannot undo that
-    try:
-        result = con.execute(query)
-    except duckdb.Error as exc:
-        fail("query failed: %s" % str(exc).splitlines()[0])
-    if result is None:                   # '' or only comments: DuckDB returns no result
-        fail("the query contains no SQL statement")
-    print_result(result, fmt)
+    check_query(query, wh.root, allow_write)
+    result = listing.user_query(connect_all(wh), query)
+    console.check_format(fmt)            # after the query's own errors, before its rows are read
+    console.print_result(*listing.fetch(result), fmt)
 
 
 def connect_all(wh):
     """All committed runs; one stderr warning per damaged run left out (`laya-cases check` lists all)."""
-    try:
-        con = wh.connect()
-    except UsageError as exc:
-        fail(str(exc))
+    con = wh.connect()
     for rid, problem in sorted(wh.damaged.items()):
-        typer.echo("laya-cases: warning: run %r is damaged and left out: %s" % (rid, problem), err=True)
+        console.note("warning: run %r is damaged and left out: %s" % (rid, problem))
     return con
 
 
@@ -327,10 +228,10 @@ def gc(warehouse: Optional[Path] = WAREHOUSE) -> None:
     try:
         removed = wh.gc()
     except (UsageError, OSError) as exc:
-        fail("gc of %s failed: %s" % (wh.root, exc))
+        raise UsageError("gc of %s failed: %s" % (wh.root, exc)) from None
     for path in removed["staging"] + removed["orphans"]:
-        typer.echo(path)
-    typer.echo("removed %d staging area(s), %d orphan partition(s)" % (len(removed["staging"]),
+        console.out(path)
+    console.out("removed %d staging area(s), %d orphan partition(s)" % (len(removed["staging"]),
                                                                       len(removed["orphans"])))
 
 
@@ -350,14 +251,11 @@ def check(warehouse: Optional[Path] = WAREHOUSE) -> None:
     from laya_cases.store_check import check as check_store
 
     wh = warehouse_of(warehouse)
-    try:
-        problems = check_store(wh)
-        n_runs = len(wh.run_ids())
-    except UsageError as exc:
-        fail(str(exc))
+    problems = check_store(wh)
+    n_runs = len(wh.run_ids())
     for line in problems:
-        typer.echo(line)
+        console.out(line)
     if problems:
-        typer.echo("laya-cases: %d problem(s) in %s" % (len(problems), wh.root), err=True)
+        console.note("%d problem(s) in %s" % (len(problems), wh.root))
         raise typer.Exit(1)
-    typer.echo("ok: %d run(s)" % n_runs)
+    console.out("ok: %d run(s)" % n_runs)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from laya_cases import catalogue, gates as G, report as R, views as V
+from laya_cases import catalogue, gates as G, report as R
+from laya_cases_cli import console as V
 from report_path import Store
 
 NAME = "zz_throwaway_confident"

@@ -426,3 +426,39 @@ def test_answer_files_over_one_dataset_share_their_identity(store, tmp_path):
     assert ident["other-label"][0] != ident["orig"][0]
     assert ident["other-label"][1] == ident["orig"][1]
     assert "dataset_sha256" not in docs["orig"]["config"]
+
+
+# ---------------------------------------------------------------------------- a thin CLI
+CLI_DIR = ROOT / "cli"
+
+
+def test_one_usage_error_boundary_wherever_the_app_is_entered():
+    """Every command registered on the app passes through one boundary: a UsageError raised anywhere
+    below a command is the one `laya-cases:` line and exit 2, with no hand-written handler."""
+    from laya_cases import UsageError
+    from laya_cases_cli.app import _App
+
+    demo = _App()
+
+    @demo.command()
+    def boom() -> None:
+        raise UsageError("bad thing")
+
+    @demo.command()
+    def fine() -> None:
+        typer.echo("ok")
+
+    assert_usage_error(CliRunner().invoke(demo, ["boom"]), "bad thing")
+    assert CliRunner().invoke(demo, ["fine"]).stdout == "ok\n"
+    for path in sorted(CLI_DIR.glob("*.py")):
+        if path.name != "app.py":                      # the boundary itself
+            assert "except UsageError" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_no_sql_and_one_printer_in_the_cli():
+    """cli/ runs no SQL and prints only through cli/console.py."""
+    for path in sorted(CLI_DIR.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert ".execute(" not in text and "import duckdb" not in text, path.name
+        if path.name != "console.py":
+            assert "typer.echo" not in text and "print(" not in text, path.name

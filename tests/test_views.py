@@ -22,8 +22,8 @@ from helpers import ROOT, SPEC_FIXTURES
 from doubles import ExplodingRunnerDouble
 from laya_cases import dataset as D
 from laya_cases import report as R
-from laya_cases import views as V
-from laya_cases.progress import RowProgress, count_rows
+from laya_cases_cli import console as V
+from laya_cases_cli.progress import RowProgress, count_rows
 from laya_cases.runners import registry
 from laya_cases_cli.app import app
 
@@ -153,6 +153,18 @@ def test_nan_absent_and_dropped_cells():
     assert lines["de"].split() == ["de", "1", "1.0000"]               # mean_confidence blank for de
     assert lines["en"].split() == ["en", "2", "nan"]                  # choice_accuracy blank for en
     assert lines["en"].index("nan") > lines["de"].index("1.0000")     # ... in the second column
+
+
+def test_a_control_character_in_a_slice_value_stays_on_its_row():
+    """A newline (or tab, or a rich markup bracket) inside a slice value is printed escaped, literally,
+    on the group's one row (issue 15 item 8)."""
+    groups = {"en\nde": {"choice_accuracy": 0.5}, "t\tab": {"choice_accuracy": 1.0}, "[bold]x": {}}
+    doc = {"overall": {}, "slices": {"tag": groups},
+           "extensions": {"slices": {"tag": {key: {"n_cases": 2} for key in groups}}}}
+    text = V.render(V.slice_tables(doc, "tag"), 100)
+    lines = text.splitlines()
+    assert [line.split()[:2] for line in lines[3:]] == [["[bold]x", "2"], ["en\\nde", "2"], ["t\\tab", "2"]]
+    assert len(lines) == 6, text
 
 
 def test_view_must_be_text_or_table(store):

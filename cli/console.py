@@ -1,23 +1,98 @@
-"""Terminal views for people: the report as rich tables (`report --view table`) and the `runs` table.
+"""Everything the command line prints: stdout/stderr lines, the one-line usage error, FAIL lines,
+query results (table/csv/json), and the rich tables for people (`report --view table`, `runs`).
 
-Rendering only: every number comes from the report document (report.build) or the runs view; the
-reference text format (report.text_lines, S4.5) stays the default and is never touched here.
-Tables are packed to the console width so nothing wraps into unreadable cells.
+Rendering only: every number comes from the report document (report.build), the runs listing or a
+query; the reference text format (report.text_lines, S4.5) stays the default and is never touched
+here. Tables are packed to the console width so nothing wraps into unreadable cells.
 """
 from __future__ import annotations
 
+import csv
 import io
+import json
 import math
 import os
 import shutil
 import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from . import catalogue
+from laya_cases import UsageError, catalogue
+from laya_cases import report as R
+
+FORMATS = ("table", "csv", "json")
+
+
+# ---------------------------------------------------------------------------- lines
+def out(line: str = "") -> None:
+    typer.echo(line)
+
+
+def err(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def note(message: str) -> None:
+    """A one-line message on stderr in the program's name: a usage error, a warning, where a run went."""
+    err("laya-cases: %s" % message)
+
+
+def committed(run_id: str, root: Any, n_errors: int) -> None:
+    """Where `run` put its run (stderr; stdout is the report). Under --on-error skip it names the
+    errored records, since an all-errored run prints no metric."""
+    errored = ("; %d errored record(s): laya-cases sql \"SELECT row_index, qid, error FROM errors WHERE run_id = '%s'\""
+               % (n_errors, run_id)) if n_errors else ""
+    note("committed run %s to %s (laya-cases report %s)%s" % (run_id, root, run_id, errored))
+
+
+def failures(lines: Sequence[str]) -> None:
+    """One `FAIL:` line per failed gate (S6.7)."""
+    for line in lines:
+        err("FAIL: " + line)
+
+
+def print_report(doc: Dict[str, Any], slices: Sequence[str], view: str) -> None:
+    """The report on stdout: the reference's lines (S4.5), or with --view table the tables for people."""
+    if view == "table":
+        width, color = terminal()
+        typer.echo(render(report_view(doc, slices, width), width, color), nl=False)
+    else:
+        for line in R.text_lines(doc, slices):
+            out(line)
+
+
+def check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise UsageError("--format must be table, csv or json, got %r" % fmt)
+
+
+def print_result(columns: Optional[Sequence[str]], rows: Sequence[Sequence[Any]], fmt: str) -> None:
+    """A query result as a table fitted to the terminal, CSV, or a JSON list of objects."""
+    check_format(fmt)
+    if columns is None:                  # a statement without a result set
+        return
+    if fmt == "json":
+        out(json.dumps([dict(zip(columns, r)) for r in rows], ensure_ascii=False, default=str, indent=2))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        typer.echo(buf.getvalue(), nl=False)
+    else:
+        width, color = terminal()
+        width = max(width, sum(len(c) + 2 for c in columns))      # many columns: wider lines, not wrapped names
+        typer.echo(render([result_table(columns, rows)], width, color), nl=False)
+
+
+def print_runs(rows: Sequence[Dict[str, Any]]) -> None:
+    width, color = terminal()
+    typer.echo(render([runs_table(rows, width)], width, color), nl=False)
 
 
 _NOTES = {"nan_dropped": "NaN, not published (S3.3)", "no_applicable_case": "no applicable case"}
@@ -63,6 +138,15 @@ def fmt(value: Any) -> str:
 
 def _count(value: Any) -> str:
     return "" if value is None else str(value)
+
+
+def _label(text: str) -> Text:
+    """A value from the data as one literal line: control characters escaped (a newline in a slice
+    value would split its row), brackets not read as rich markup."""
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+        text = "".join(c.encode("unicode_escape").decode("ascii") if ord(c) < 32 or 127 <= ord(c) < 160 else c
+                       for c in text)
+    return Text(text)
 
 
 def _new_table(title: Optional[str] = None) -> Table:
@@ -166,7 +250,7 @@ def slice_tables(doc: Dict[str, Any], dim: str, width: int = 100) -> List[Table]
         for metric in columns:
             table.add_column(metric, justify="right", no_wrap=True)
         for key in sorted(groups):
-            table.add_row(key, _count(counts.get(key)), *[fmt(groups[key].get(m)) for m in columns])
+            table.add_row(_label(key), _count(counts.get(key)), *[fmt(groups[key].get(m)) for m in columns])
         return table
 
     tables: List[Table] = []

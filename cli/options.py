@@ -1,0 +1,118 @@
+"""Flags declared once and shared: the report flags (`report`, `run`), injected as
+`report: ReportRequest`, and the gate flags (`report`, `ingest`, `run`), injected as
+`gate: GateRequest`. A command lists neither; its --help shows both."""
+from __future__ import annotations
+
+import functools
+import inspect
+from pathlib import Path
+from typing import Any, Callable, List, Optional
+
+import typer
+
+from laya_cases import gates as G
+from laya_cases.report_request import ReportRequest
+
+WAREHOUSE_PARAM = "warehouse"
+
+
+def _warehouse_path(text: str) -> Path:
+    """`-w ""` is a mistake, not the current directory."""
+    if not text:
+        raise typer.BadParameter("the warehouse path is empty")
+    return Path(text)
+
+
+WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_CASES_WAREHOUSE",
+                         parser=_warehouse_path, help="Warehouse directory [default: ./warehouse].")
+
+#: (parameter name, annotation, typer option): the report flags.
+_REPORT_PARAMS = [
+    ("json_out", Optional[Path], typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON "
+                                              "here (reference keys plus `extensions`).")),
+    ("markdown_out", Optional[Path], typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as "
+                                                  "Markdown tables here.")),
+    ("slice_", Optional[List[str]], typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
+                                                 "group of DIM: language, model, qid or tag (repeatable).")),
+    ("score_within", Optional[List[float]], typer.Option(
+        None, "--score-within", metavar="X", help="Add score_within_X: share of score answers within X of the "
+        "label (repeatable).")),
+    ("coverage", Optional[List[float]], typer.Option(
+        None, "--coverage", metavar="C", help="Add selective accuracy at coverage C in (0, 1] to extensions "
+        "(repeatable; S9.3).")),
+    ("threshold", Optional[List[float]], typer.Option(
+        None, "--threshold", metavar="T", help="Add a cut accepting gate confidence >= T to extensions "
+        "(repeatable; S9.3).")),
+    ("bootstrap", int, typer.Option(0, "--bootstrap", metavar="B", show_default=False, help="Add 95% percentile "
+                                    "intervals to every published ratio from B row resamples (100-100000; S9.5) "
+                                    "[default: off].")),
+    ("seed", int, typer.Option(0, "--seed", metavar="S", help="Seed of the bootstrap's CPython random.Random "
+                               "stream.")),
+    ("view", str, typer.Option("text", "--view", metavar="text|table", help="text: the reference's lines (S4.5); "
+                               "table: readable tables with counts, fitted to the terminal.")),
+]
+
+#: (parameter name, annotation, typer option): the gate flags.
+_GATE_PARAMS = [
+    ("min_accuracy", Optional[str], typer.Option(
+        None, "--min-accuracy", metavar="V", help="Fail (exit 1) when choice_accuracy (else noul_accuracy) "
+        "is below V (S6.2).")),
+    ("max_ece", Optional[str], typer.Option(None, "--max-ece", metavar="V", help="Fail when ece is above V.")),
+    ("min_pairs", Optional[List[str]], typer.Option(
+        None, "--min", metavar="METRIC=V", help="Fail when METRIC is below V, or absent, or NaN (repeatable).")),
+    ("max_pairs", Optional[List[str]], typer.Option(
+        None, "--max", metavar="METRIC=V", help="Fail when METRIC is above V, or absent, or NaN (repeatable).")),
+    ("baseline", Optional[str], typer.Option(
+        None, "--baseline", metavar="BASE", help="Compare overall metrics with BASE, a report JSON (ours or the "
+        "reference laya-evals') or a run id; exact unless --tolerance (S6.4); identities must match (S5.7).")),
+    ("tolerance_pairs", Optional[List[str]], typer.Option(
+        None, "--tolerance", metavar="METRIC=V", help="Allowed absolute drift from --baseline (repeatable).")),
+    ("gate_policy", Optional[Path], typer.Option(
+        None, "--gate-policy", metavar="FILE", help="Per-slice rules from a JSON policy (S6.5), validated "
+        "before anything runs.")),
+]
+
+
+def _report_request(v) -> ReportRequest:
+    return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
+                         score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
+                         thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
+                         view=v["view"])
+
+
+def _gate_request(v) -> G.GateRequest:
+    return G.GateRequest(mins=v["min_pairs"] or (), maxs=v["max_pairs"] or (), min_accuracy=v["min_accuracy"],
+                         max_ece=v["max_ece"], baseline=v["baseline"], tolerances=v["tolerance_pairs"] or (),
+                         policy_path=None if v["gate_policy"] is None else str(v["gate_policy"]))
+
+
+def _injector(target: str, declared, build: Callable[[dict], Any]):
+    """A decorator that adds the `declared` flags to a typer command (before -w, which stays last in
+    --help) and calls it with `target=build(values)` instead."""
+    def decorate(fn):
+        original = inspect.signature(fn, eval_str=True)
+        kept = [p for p in original.parameters.values() if p.name != target]
+        added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+                 for name, kind, option in declared]
+        last = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in kept if p.name == WAREHOUSE_PARAM]
+        kept = [p for p in kept if p.name != WAREHOUSE_PARAM]
+        positional = [p for p in kept if p.kind != inspect.Parameter.KEYWORD_ONLY]
+        keyword = [p for p in kept if p.kind == inspect.Parameter.KEYWORD_ONLY]
+        params = positional + keyword + added + last
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            values = {name: kwargs.pop(name, None) for name, _, _ in declared}
+            return fn(*args, **{target: build(values)}, **kwargs)
+
+        wrapper.__signature__ = original.replace(parameters=params)
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        wrapper.__annotations__["return"] = original.return_annotation
+        return wrapper
+    return decorate
+
+
+#: Add the report flags to a command; it receives them as `report: ReportRequest`.
+report_options = _injector("report", _REPORT_PARAMS, _report_request)
+#: Add the gate flags to a command; it receives them as `gate: GateRequest`.
+gate_options = _injector("gate", _GATE_PARAMS, _gate_request)
