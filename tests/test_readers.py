@@ -1,0 +1,139 @@
+"""docs/readers.md, run as written: every engine reads the warehouse alike and gets the report's numbers.
+
+The store holds run ids that engines would guess to be a number (`0123`) or a date (`2024-01-02`), a
+NaN and a missing confidence, a run in the older layout (slice sets beside run.parquet), a dead writer's
+torn files under `_staging/` and an orphan `cases` partition (a writer killed between its commit renames).
+Engines that are not installed (Spark, DataFusion) are skipped.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from helpers import ROOT
+
+DOC = ROOT / "docs" / "readers.md"
+BLOCK = re.compile(r"```python\n# engine: (\w+)\n(.*?)```", re.S)
+MODULES = {"duckdb": "duckdb", "polars": "polars", "pyarrow": "pyarrow.dataset", "pandas": "pandas",
+           "spark": "pyspark", "datafusion": "datafusion"}
+METRICS = ("choice_accuracy", "noul_accuracy", "mean_confidence")
+CONFIDENCES = {"0123": [0.9, 0.6, None, 0.3], "2024-01-02": [0.5, float("nan"), 0.25], "demo": [0.1, 0.2, 0.3]}
+
+
+def blocks() -> Dict[str, str]:
+    found = dict(BLOCK.findall(DOC.read_text(encoding="utf-8")))
+    assert sorted(found) == sorted(MODULES), "docs/readers.md: one block per engine"
+    return found
+
+
+def _rows(confidences: List[Any]) -> List[Dict[str, Any]]:
+    """One choice and one noul question per row; a None confidence is left out of the answer."""
+    rows = []
+    for i, conf in enumerate(confidences):
+        choice: Dict[str, Any] = {"type": "choice", "choice": "a" if i % 3 else "b"}
+        if conf is not None:
+            choice["answer_confidence"] = conf
+        rows.append({"state": "s%d" % i,
+                     "questions": {"c": {"type": "choice", "instructions": "pick", "criteria": ["a", "b"]},
+                                   "n": {"type": "noul", "instructions": "is it?"}},
+                     "expected": {"c": "a", "n": i % 2 == 0},
+                     "answers": {"c": choice, "n": {"type": "noul", "noul": 0.8 if i % 4 else 0.2, "confidence": 0.7}}})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    from laya_cases.ingest import ingest
+    from laya_cases.warehouse import Warehouse
+
+    base = tmp_path_factory.mktemp("readers")
+    wh = Warehouse(base / "warehouse")
+    for rid, confidences in CONFIDENCES.items():
+        answers = base / ("%s.jsonl" % rid)
+        answers.write_text("".join(json.dumps(r) + "\n" for r in _rows(confidences)), encoding="utf-8")
+        ingest(wh, str(answers), run_id=rid)
+    # demo in the older layout: its slice sets beside run.parquet, no slice_sets/ partition
+    shutil.move(str(wh.slice_set_partition("demo") / "part-00000.parquet"), str(wh.run_entry("demo") / "slice_sets.parquet"))
+    wh.slice_set_partition("demo").rmdir()
+    # a writer killed between its commit renames: cases (and slice sets) without a runs entry
+    for tree in ("cases", "slice_sets"):
+        shutil.copytree(wh.root / tree / "run_id=0123", wh.root / tree / "run_id=orphan")
+    # a dead writer's staging area: a torn file being written, and a torn *.parquet (as older writers left)
+    torn = wh.staging_dir / "dead.999999.0badc0de" / "cases" / "run_id=dead"
+    torn.mkdir(parents=True)
+    head = (wh.case_partition("demo") / "part-00000.parquet").read_bytes()[:300]
+    for name in ("part-00000.parquet.tmp", "part-00000.parquet"):
+        (torn / name).write_bytes(head)
+    return base
+
+
+@pytest.fixture(scope="module")
+def expected(store) -> Dict[str, Dict[str, Any]]:
+    from laya_cases import report as R
+    from laya_cases.warehouse import Warehouse
+
+    wh = Warehouse(store / "warehouse")
+    out = {}
+    for rid in wh.run_ids():
+        doc = R.build(wh.connect([rid]), rid, R.Options(include_cases=False))
+        out[rid] = {"n_cases": doc["extensions"]["run"]["n_cases"], **{m: doc["overall"].get(m) for m in METRICS}}
+    assert sorted(out) == sorted(CONFIDENCES)
+    assert math.isnan(out["2024-01-02"]["mean_confidence"]) and out["0123"]["mean_confidence"] == pytest.approx(4.6 / 7)
+    return out
+
+
+def test_the_store_holds_the_debris_and_leftovers_names_it(store):
+    from laya_cases.warehouse import Warehouse
+
+    found = Warehouse(store / "warehouse").leftovers()
+    assert [Path(p).name for p in found["staging"]] == ["dead.999999.0badc0de"]
+    assert [Path(p).relative_to(store / "warehouse").as_posix() for p in found["orphans"]] == \
+        ["cases/run_id=orphan", "slice_sets/run_id=orphan"]
+
+
+def _as_rows(engine: str, per_run: Any) -> List[Dict[str, Any]]:
+    if engine == "duckdb":
+        return [dict(zip(per_run.columns, row)) for row in per_run.fetchall()]
+    if engine == "polars":
+        return per_run.to_dicts()
+    if engine == "pyarrow":
+        return per_run.to_pylist()
+    if engine == "pandas":
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(per_run, preserve_index=False).to_pylist()
+    if engine == "spark":
+        return [row.asDict() for row in per_run.collect()]
+    return per_run.to_arrow_table().to_pylist()          # datafusion
+
+
+def _same(got: Any, want: Any) -> bool:
+    if want is None or got is None:
+        return got is None and want is None
+    if isinstance(want, float) and math.isnan(want):
+        return isinstance(got, float) and math.isnan(got)
+    return math.isclose(got, want, rel_tol=0, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("engine", sorted(MODULES))
+def test_each_engine_gets_the_reports_numbers(engine, store, expected, monkeypatch):
+    try:
+        importlib.import_module(MODULES[engine])
+    except ImportError:
+        pytest.skip("%s is not installed" % engine)
+    monkeypatch.chdir(store)
+    namespace: Dict[str, Any] = {}
+    exec(compile(blocks()[engine], "docs/readers.md (%s)" % engine, "exec"), namespace)   # noqa: S102
+    got = {row["run_id"]: row for row in _as_rows(engine, namespace["per_run"])}
+    assert sorted(got) == sorted(expected), "committed runs only, ids as written"
+    for rid, want in expected.items():
+        assert got[rid]["n_cases"] == want["n_cases"], rid
+        for metric in METRICS:
+            assert _same(got[rid][metric], want[metric]), (engine, rid, metric, got[rid][metric], want[metric])
