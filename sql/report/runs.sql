@@ -1,4 +1,5 @@
 -- query: runs -- the committed runs, oldest first (`laya-cases runs`)
+-- spec: S5.1, S5.2 (each run's identity hashes, listed in full for csv/json)
 -- grain: one row per committed run
 -- input: runs
 -- params: none
