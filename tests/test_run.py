@@ -333,9 +333,9 @@ def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
 def test_minilm_sort_by_length_changes_no_answer(tmp_path, minilm):
     """S6.12: --sort-by-length reorders work inside the runner, never results."""
     rows = list(massive.rows("en-US", 40, source=MASSIVE))
-    body = rows[0]["questions"]
-    for i, row in enumerate(rows):                       # one question set, mixed lengths
-        row["questions"] = body
+    body, gold = rows[0]["questions"], rows[0]["expected"]
+    for i, row in enumerate(rows):          # one question set, so one gold among its options; mixed lengths
+        row["questions"], row["expected"] = body, gold
         row["state"] = {"utterance": " ".join([row["state"]["utterance"]] * (1 + i % 5))}
     data = write_jsonl(tmp_path / "mixed.jsonl", rows)
     minilm.encode_batch_size = 8
