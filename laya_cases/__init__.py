@@ -1,9 +1,28 @@
 """laya-cases: an evaluation warehouse for typed-decision models.
 
 Data flows dataset -> runner -> Arrow decision rows -> Parquet warehouse -> sql/ -> report/gate.
+In Python (docs/python.md):
+
+    import laya_cases as lc
+    wh = lc.open("warehouse")
+    wh.runs(); wh.cases("demo", lazy=True); wh.report("demo"); wh.diff("a", "b"); wh.plot("demo")
 """
 
 __version__ = "0.1.0"
+__all__ = ["open", "Store", "UsageError", "__version__"]
+_LAZY = {"open": "api", "Store": "api"}      # imported on first use: `import laya_cases` loads no engine
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 class UsageError(ValueError):

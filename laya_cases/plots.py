@@ -2,7 +2,8 @@
 
 Both draw numbers the report already computed in SQL (`extensions.*.reliability` and
 `extensions.overall.risk_coverage`); nothing is recomputed here. PNG output is deterministic for a
-fixed run (no timestamps in the metadata).
+fixed run (no timestamps in the metadata). `report_figures` gives the same pictures as matplotlib
+figures (for a notebook), without touching pyplot's backend or writing a file.
 """
 from __future__ import annotations
 
@@ -28,10 +29,20 @@ def _save(fig, path: Path) -> None:
         raise UsageError("cannot write %r: %s" % (str(path), exc)) from None
 
 
-def reliability(groups: Dict[str, List[Dict[str, Any]]], eces: Dict[str, Optional[float]], path: Path, title: str) -> None:
+def _figure(size, plt=None):
+    """A pyplot figure (for a PNG, as before) or a standalone one (returned to the caller)."""
+    if plt is not None:
+        return plt.figure(figsize=size)
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size)
+
+
+def reliability_figure(groups: Dict[str, List[Dict[str, Any]]], eces: Dict[str, Optional[float]], title: str,
+                       plt=None):
     """One reliability diagram: accuracy per confidence bin against the diagonal, bin counts below."""
-    plt = _pyplot()
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    fig = _figure((6, 6.5), plt)
+    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     top.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect calibration")
     width = 1 / 15
     for i, (label, bins) in enumerate(groups.items()):
@@ -52,14 +63,13 @@ def reliability(groups: Dict[str, List[Dict[str, Any]]], eces: Dict[str, Optiona
     bottom.set_xlabel("confidence (15 equal-width bins, S3.10)")
     bottom.set_ylabel("cases")
     bottom.set_xlim(0, 1)
-    _save(fig, path)
-    plt.close(fig)
+    return fig
 
 
-def risk_coverage(curve: List[Dict[str, Any]], aurc: Optional[float], path: Path, title: str) -> None:
+def risk_coverage_figure(curve: List[Dict[str, Any]], aurc: Optional[float], title: str, plt=None):
     """Selective risk against coverage, one point per confidence level (ties never split, S3.12)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig = _figure((6, 4.5), plt)
+    ax = fig.subplots()
     xs = [0.0] + [p["coverage"] for p in curve]
     ys = [curve[0]["risk"] if curve else 0.0] + [p["risk"] for p in curve]
     ax.step(xs, ys, where="pre", linewidth=1.5, label="risk (AURC %s)" % ("n/a" if aurc is None else "%.4f" % aurc))
@@ -71,12 +81,11 @@ def risk_coverage(curve: List[Dict[str, Any]], aurc: Optional[float], path: Path
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
-    _save(fig, path)
-    plt.close(fig)
+    return fig
 
 
-def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -> List[Path]:
-    """Write reliability.png (overall, or one line per group of `dim`) and risk_coverage.png."""
+def _groups(doc: Dict[str, Any], dim: Optional[str]):
+    """(reliability bins by line label, ECE by line label) for the overall line or one line per group."""
     ext = doc["extensions"]
     run_id = ext["run"]["run_id"]
     if dim is None:
@@ -91,12 +100,30 @@ def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -
             raise UsageError("run %r has no %s group with paired cases to plot; drop --by or pick another "
                              "dimension" % (run_id, dim))
         raise UsageError("run %r has no paired cases (confidence and correctness) to plot" % run_id)
+    return groups, eces
+
+
+def report_figures(doc: Dict[str, Any], dim: Optional[str] = None, plt=None) -> Dict[str, Any]:
+    """{"reliability": Figure, "risk_coverage": Figure} of a report document (overall, or one line per
+    group of `dim`): standalone figures, or pyplot ones when `plt` is given."""
+    groups, eces = _groups(doc, dim)
+    run_id, ext = doc["extensions"]["run"]["run_id"], doc["extensions"]
+    return {"reliability": reliability_figure(groups, eces, "Reliability, run %s" % run_id, plt),
+            "risk_coverage": risk_coverage_figure(ext["overall"].get("risk_coverage", []), doc["overall"].get("aurc"),
+                                                  "Risk-coverage, run %s" % run_id, plt)}
+
+
+def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -> List[Path]:
+    """Write reliability.png (overall, or one line per group of `dim`) and risk_coverage.png."""
+    _groups(doc, dim)                    # refuse before making the directory
     try:                                 # only now: a refused plot leaves no directory behind
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError("cannot create %r: %s" % (str(out_dir), exc)) from None
-    written = [out_dir / "reliability.png", out_dir / "risk_coverage.png"]
-    reliability(groups, eces, written[0], "Reliability, run %s" % run_id)
-    risk_coverage(ext["overall"].get("risk_coverage", []), doc["overall"].get("aurc"), written[1],
-                  "Risk-coverage, run %s" % run_id)
+    plt = _pyplot()
+    written = []
+    for name, fig in report_figures(doc, dim, plt).items():
+        written.append(out_dir / ("%s.png" % name))
+        _save(fig, written[-1])
+        plt.close(fig)
     return written

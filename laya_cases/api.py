@@ -1,0 +1,146 @@
+"""The Python API for notebooks: `lc.open(path)` and what a Store gives (docs/python.md).
+
+Tables come back as polars frames, reports and diffs as the same dicts the CLI writes as JSON, plots as
+matplotlib figures. Every failure the CLI prints on one line is a UsageError here (an unknown run names
+the known ones). duckdb, polars and matplotlib are imported when first used, so `import laya_cases`
+stays light.
+"""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence, Union
+
+from . import UsageError
+
+PathLike = Union[str, Path]
+
+
+def open(path: Optional[PathLike] = None) -> "Store":      # noqa: A001 -- lc.open() reads as it should
+    """The warehouse at `path` (else $LAYA_CASES_WAREHOUSE, else ./warehouse). A missing directory is
+    an empty warehouse (a run committed later appears); a path that is a file is a UsageError."""
+    from .warehouse import resolve_root
+
+    root = resolve_root(None if path is None else str(path))
+    if root.exists() and not root.is_dir():
+        raise UsageError("warehouse %s is not a directory" % root)
+    return Store(root)
+
+
+class Store:
+    """A warehouse, read-only: runs, cases, reports, diffs and plots of its committed runs."""
+
+    def __init__(self, root: PathLike):
+        from .warehouse import Warehouse
+
+        self.warehouse = Warehouse(Path(root))
+
+    @property
+    def root(self) -> Path:
+        return self.warehouse.root
+
+    def __repr__(self) -> str:
+        return "laya_cases.Store(%r)" % str(self.root)
+
+    def run_ids(self):
+        """The committed run ids, sorted."""
+        return self.warehouse.run_ids()
+
+    def runs(self):
+        """The runs table as a polars DataFrame, oldest first (damaged runs left out, with a warning)."""
+        return _frame(self._connect(), "SELECT * FROM runs ORDER BY created_at, run_id")
+
+    def cases(self, run: str, lazy: bool = False):
+        """The run's cases (records with a question and no error) as a polars DataFrame, or a LazyFrame
+        to filter and aggregate before anything is read. Columns: docs/schema.md, plus run_id."""
+        import polars as pl
+
+        self.warehouse.require_run(run)
+        files = [str(p) for p in self.warehouse.case_files(run)]
+        frame = (pl.scan_parquet(files, hive_partitioning=False, missing_columns="insert", extra_columns="ignore")
+                 .filter(pl.col("error").is_null() & pl.col("qid").is_not_null())
+                 .with_columns(run_id=pl.lit(run, dtype=pl.String)))
+        return frame if lazy else frame.collect()
+
+    def report(self, run: str, slices: Optional[Sequence[str]] = None, bootstrap: int = 0, seed: int = 0,
+               score_within: Sequence[float] = (), coverages: Sequence[float] = (),
+               thresholds: Sequence[float] = ()) -> Dict[str, Any]:
+        """The run's report as a dict: the JSON of `laya-cases report --json` without the case list (use
+        cases() for those). `slices` keeps only the named dimensions (language, model, qid, tag);
+        `bootstrap` > 0 adds percentile intervals (S9.5)."""
+        from . import report as R
+
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UsageError("seed must be a non-negative integer, got %r" % (seed,))
+        dims = list(R.DIMENSIONS if slices is None else ([slices] if isinstance(slices, str) else slices))
+        for dim in dims:
+            if dim not in R.DIMENSIONS:
+                raise UsageError("slices must name %s, got %r" % (", ".join(R.DIMENSIONS), dim))
+        options = R.Options(score_within=[R.check_tolerance(t) for t in score_within],
+                            coverages=[R.check_coverage(c) for c in coverages],
+                            thresholds=[R.check_threshold(t) for t in thresholds], include_cases=False,
+                            bootstrap=R.check_bootstrap(bootstrap), seed=seed)
+        doc = self._build(run, options)
+        doc.pop("cases", None)
+        for part in (doc["slices"], doc["extensions"]["slices"]):
+            for dim in [d for d in part if d not in dims]:
+                del part[dim]
+        return doc
+
+    def diff(self, a: str, b: str, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0) -> Dict[str, Any]:
+        """Run b against run a, case by case: the dict of `laya-cases diff --json` (flips, McNemar p,
+        accuracy delta with a paired bootstrap interval; `by` adds one dimension's groups)."""
+        from .diff import diff
+
+        return self._guard(lambda: diff(self.warehouse, a, b, by=by, bootstrap=bootstrap, seed=seed), a, b)
+
+    def plot(self, run: str, by: Optional[str] = None) -> Dict[str, Any]:
+        """{"reliability": Figure, "risk_coverage": Figure}: the pictures of `laya-cases plot`, as
+        matplotlib figures (overall, or one line per group of `by`)."""
+        from . import report as R
+        from .plots import report_figures
+
+        if by is not None and by not in R.DIMENSIONS:
+            raise UsageError("by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
+        return report_figures(self._build(run, R.Options(include_cases=False)), by)
+
+    def sql(self, query: str):
+        """A read-only query over the views of `laya-cases sql` (cases, decisions, errors, runs,
+        slice_sets) as a polars DataFrame."""
+        from .sql_guard import check_query
+
+        check_query(query, self.root)
+        con = self._connect()
+        return self._guard(lambda: _frame(con, query))
+
+    # ------------------------------------------------------------------ helpers
+    def _connect(self):
+        wh = self.warehouse
+        wh.damaged.clear()
+        con = wh.connect()
+        for rid, problem in sorted(wh.damaged.items()):
+            warnings.warn("run %r is damaged and left out: %s" % (rid, problem), stacklevel=3)
+        return con
+
+    def _build(self, run: str, options) -> Dict[str, Any]:
+        from . import report as R
+
+        self.warehouse.require_run(run)
+        return self._guard(lambda: R.build(self.warehouse.connect([run]), run, options), run)
+
+    @staticmethod
+    def _guard(call, *runs: str):
+        """duckdb errors (a page that does not decode, a bad query) as one-line UsageErrors."""
+        import duckdb
+
+        try:
+            return call()
+        except duckdb.Error as exc:
+            what = "cannot read run %s" % " / ".join(repr(r) for r in runs) if runs else "query failed"
+            raise UsageError("%s: %s" % (what, str(exc).splitlines()[0])) from None
+
+
+def _frame(con, query: str):
+    import polars as pl
+
+    return pl.from_arrow(con.sql(query).to_arrow_table())
