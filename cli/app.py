@@ -19,7 +19,6 @@ import typer
 from laya_cases import UsageError
 from laya_cases.warehouse import Warehouse, resolve_root
 from laya_cases_cli import console
-from laya_cases_cli.options import WAREHOUSE  # noqa: F401  (the -w option of every store command)
 
 
 def usage_boundary(fn):

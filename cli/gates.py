@@ -15,7 +15,8 @@ import typer
 from laya_cases import UsageError
 from laya_cases import gates as G
 from laya_cases_cli import console
-from laya_cases_cli.app import WAREHOUSE, app, warehouse_of, write_text
+from laya_cases_cli.app import app, warehouse_of, write_text
+from laya_cases_cli.options import WAREHOUSE
 
 def prepare_gate(request: Optional[G.GateRequest], wh=None, options=None, *,
                  early_baseline: bool = False) -> Optional[G.Gate]:

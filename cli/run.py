@@ -10,9 +10,9 @@ import typer
 from laya_cases import UsageError
 from laya_cases.report_request import ReportRequest
 from laya_cases_cli import console
-from laya_cases_cli.app import WAREHOUSE, app, warehouse_of
+from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.gates import prepare_gate
-from laya_cases_cli.options import gate_options, report_options
+from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
 from laya_cases_cli.store import emit_report
 
 

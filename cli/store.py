@@ -12,9 +12,9 @@ from laya_cases import listing
 from laya_cases import report as R
 from laya_cases.report_request import ReportRequest, build_report
 from laya_cases_cli import console
-from laya_cases_cli.app import WAREHOUSE, app, warehouse_of, write_text
+from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.gates import finish, judge, prepare_gate
-from laya_cases_cli.options import gate_options, report_options
+from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
 
 
 @app.command()
