@@ -26,6 +26,7 @@ from laya_cases_cli import console as V
 from laya_cases_cli.progress import RowProgress, count_rows
 from laya_cases.runners import registry
 from laya_cases_cli.app import app
+from test_cli import store  # noqa: F401  (the bundled answers ingested as run `base`, once per module)
 
 DATASET = ROOT / "data" / "support.jsonl"
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
@@ -34,14 +35,6 @@ WIDE = {"COLUMNS": "100"}
 
 def invoke(*args: str, env: Dict[str, str] | None = None):
     return CliRunner().invoke(app, list(args), env=env)
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    wh = tmp_path_factory.mktemp("views") / "wh"
-    result = invoke("ingest", str(ANSWERS), "--dataset", str(DATASET), "-w", str(wh), "--run-id", "base")
-    assert result.exit_code == 0, result.stderr
-    return wh
 
 
 def _doc(store: Path, tmp_path: Path, *flags: str) -> dict:
