@@ -2,7 +2,8 @@
 
 Written straight into a warehouse partition as Arrow (the schema a real run writes), so the
 benchmark times the report, not JSON parsing. Confidences are rounded to 4 decimals, as the
-reference's model answers are (S2.4), which gives realistic ties.
+reference's model answers are (S2.4), which gives realistic ties; `distinct=True` keeps them at full
+precision (scoring models, other tools), so nearly every confidence is its own level.
 """
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ TYPES = np.array(["choice", "noul", "score"])
 TAG_SETS = [[], ["vip"], ["hard"], ["vip", "hard"]]
 
 
-def decisions(n: int, seed: int = 0) -> dict:
+def decisions(n: int, seed: int = 0, distinct: bool = False) -> dict:
     """Column arrays for n decisions (numpy), plus the case dicts' raw fields for reference runs."""
     rng = np.random.default_rng(seed)
     q = rng.choice(3, size=n, p=[0.6, 0.3, 0.1])
-    conf = np.round(rng.beta(5, 2, size=n), 4)
+    conf = rng.beta(5, 2, size=n)
+    if not distinct:
+        conf = np.round(conf, 4)
     conf[rng.random(n) < 0.001] = np.nan                 # a few NaN confidences
     correct = rng.random(n) < conf                       # roughly calibrated
     err = np.abs(np.round(rng.normal(0, 0.6, size=n), 4))

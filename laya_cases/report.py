@@ -121,9 +121,8 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
         for k in ("n_paired", "n_unbinned_out_of_range", "n_unbinned_nan"):
             row.pop(k)
         m.reliability.setdefault(group, []).append(row)
-    m.curve = sqlfiles.rows(con.execute(
-        "SELECT level, conf AS confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy "
-        "FROM levels WHERE dim = 'overall' ORDER BY level"))
+    cuts = [p["coverage"] for _, path, p in runs + extension_cuts(options) if path == "metrics/selective_accuracy.sql"]
+    m.curve = sqlfiles.rows(sqlfiles.query(con, "pipeline/risk_coverage.sql", {"coverages": cuts}))
     for path in timing:
         for row in sqlfiles.rows(sqlfiles.query(con, path, {"run_id": run_id})):
             m.timing[row["metric"]] = row["value"]
