@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import UsageError, jsontext
+from . import UsageError, jsontext, shorten
 
 
 @dataclass
@@ -74,7 +74,7 @@ def check_row(value: Any, where: str) -> Tuple[str, ...]:
         raise UsageError("%s 'expected' must be an object keyed by question id" % where)
     unknown = sorted(set(value["expected"]) - set(value["questions"]))
     if unknown:
-        raise UsageError("%s 'expected' names unknown question(s): %s" % (where, ", ".join(unknown)))
+        raise UsageError("%s 'expected' names unknown question(s): %s" % (where, shorten(", ".join(unknown), 200)))
     tags = value.get("tags") or ()
     if not isinstance(tags, (list, tuple)):
         raise UsageError("%s 'tags' must be a list" % where)

@@ -71,7 +71,7 @@ def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
                          % (shorten(repr(ref)), wh.root))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases
     built = R.build(wh.connect([ref]), ref, R.Options(score_within=getattr(options, "score_within", ())))
-    return _tagged(built, "run %r" % ref)
+    return _tagged(built, "run %s" % shorten(repr(ref)))
 
 
 def identity_of(document: Any) -> Dict[str, Any]:

@@ -74,7 +74,8 @@ def _check_significance(where: str, rule: Dict[str, Any], limit: str) -> None:
     if not catalogue.is_per_case(metric):
         names = catalogue.per_case_names()
         listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
-        raise UsageError("%s %s needs a per-case 0/1 metric (%s), got %r" % (where, SIGNIFICANT_AT, listed, metric))
+        raise UsageError("%s %s needs a per-case 0/1 metric (%s), got %s"
+                         % (where, SIGNIFICANT_AT, listed, shorten(repr(metric))))
 
 
 def needs_baseline(policy: Dict[str, Any]) -> bool:

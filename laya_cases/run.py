@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from . import UsageError
+from . import UsageError, shorten
 from . import dataset as D
 from . import identity as I
 from . import questions, strict
@@ -77,7 +77,7 @@ def parse_runner_options(pairs: Any) -> Dict[str, Any]:
         key, sep, raw = str(pair).partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key.isidentifier():
-            raise UsageError("--runner-option expects KEY=VALUE, got %r" % (pair,))
+            raise UsageError("--runner-option expects KEY=VALUE, got %s" % shorten(repr(pair)))
         if key in _RESERVED:
             raise UsageError("--runner-option %s: use --%s" % (key, key.replace("_", "-")))
         try:
@@ -99,7 +99,7 @@ def check_min_confidence(value: Any) -> Optional[float]:
 
 def check_options(opts: RunOptions) -> None:
     if opts.on_error not in ("fail", "skip"):
-        raise UsageError("--on-error must be 'fail' or 'skip', got %r" % (opts.on_error,))
+        raise UsageError("--on-error must be 'fail' or 'skip', got %s" % shorten(repr(opts.on_error)))
     check_min_confidence(opts.min_confidence)
     if opts.crash_exit_code is not None and (isinstance(opts.crash_exit_code, bool)
                                              or opts.crash_exit_code in (0, 1, 2)
@@ -182,9 +182,9 @@ def _preflight(cls_or_runner: Any, opts: RunOptions, rows: List[D.Row]) -> None:
     if opts.model is None and not caps.per_row_model:
         for row in rows:
             if row.model is not None and row.model != "":
-                raise UsageError("%s:%d names model %r, but the %s runner answers with one model only; "
+                raise UsageError("%s:%d names model %s, but the %s runner answers with one model only; "
                                  "pass --model or drop the row's `model`"
-                                 % (opts.dataset, row.line_no, row.model, name))
+                                 % (opts.dataset, row.line_no, shorten(repr(row.model)), name))
     for row in rows:
         for qid, body in row.questions.items():
             kind = body.get("type") if isinstance(body, dict) else None
@@ -353,7 +353,7 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     check_options(opts)
     run_id = opts.run_id or new_run_id()
     if wh.has_run(run_id):
-        raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
+        raise UsageError("run id %s already exists in warehouse %s" % (shorten(repr(run_id)), wh.root))
     rows = D.load(opts.dataset)
     strict.refuse_errors(opts.dataset, rows)          # what `validate --strict` rejects never reaches a model
     recorder = RunRecorder(wh, run_id, opts.dataset)

@@ -219,6 +219,9 @@ EXTRA_ROW_MUTANTS = {
     "tag-huge-int": (("tags",), [HUGE]), "label-huge-int": (("expected", "c"), HUGE),
     "state-surrogate": (("state",), SURROGATE), "qid-text-surrogate": (("questions", "c", "instructions"), SURROGATE),
     "label-surrogate": (("expected", "c"), SURROGATE),
+    "long-label": (("expected", "c"), LONG_TEXT), "long-unknown-qids": (("expected",), {LONG_TEXT: 1, "y" * 900: 2}),
+    "long-option-list": (("questions", "c", "criteria"), ["o%d" % i for i in range(400)] + ["o1"]),
+    "long-score-label": (("expected", "s"), Raw("9" * 4000)),
 }
 ROW_SHAPES = {"list-row": "[1, 2]", "string-row": '"text"', "number-row": "3", "null-row": "null", "true-row": "true",
               "truncated-row": dumps(good_row(1))[:40], "deep-row": "[" * 100000, "nan-row": "NaN"}
@@ -237,6 +240,7 @@ def dataset_cases() -> List[Case]:
                                            set_path(good_row(1, answers), path, TYPE_MUTANTS[kind]), answers))
         for name, (path, value) in EXTRA_ROW_MUTANTS.items():
             if answers and name not in ("missing-state", "missing-questions", "missing-expected", "unknown-qid",
+                                        "long-unknown-qids",
                                         "state-huge-int", "tag-huge-int", "label-huge-int", "score-huge-int",
                                         "state-surrogate", "label-surrogate", "qid-text-surrogate"):
                 continue
@@ -308,6 +312,8 @@ def _gate_file_case(kind: str, id_: str, content: Any, command: str = "ingest") 
         extra = ["--baseline", ctx.report] if kind == "policy" else []
         if command == "ingest":
             return ["ingest", ANSWERS, "-w", ctx.wh, "--run-id", "new", flag, path, *extra], str(path)
+        if command == "compare":                  # the saved report `base.json` is the candidate
+            return ["compare", ctx.report, "-w", ctx.wh, flag, path, *extra], str(path)
         return ["report", "base", "-w", ctx.wh, flag, path, *extra], str(path)
     return Case("%s-%s-%s" % (command, kind, id_), build)
 
@@ -352,6 +358,8 @@ POLICY_MUTANTS = {
     "alpha-1": _rule(min=DELETE, max_drop=0.0, significant_at=1), "alpha-true": _rule(min=DELETE, max_drop=0.0,
                                                                                     significant_at=True),
     "alpha-metric": _rule(min=DELETE, max_drop=0.0, significant_at=0.05, metric="ece"),
+    "alpha-long-metric": _rule(min=DELETE, max_drop=0.0, significant_at=0.05, metric=LONG_TEXT),
+    "count-4000-digits": _rule(min_count=Raw("9" * 4000)),
 }
 BASELINE_MUTANTS = {
     "empty-object": {}, "empty-overall": {"overall": {}}, "overall-list": {"overall": []},
@@ -367,7 +375,7 @@ BASELINE_MUTANTS = {
 
 def gate_file_cases() -> List[Case]:
     cases = []
-    for command in ("ingest", "report"):
+    for command in ("ingest", "report", "compare"):
         for name, body in POLICY_MUTANTS.items():
             cases.append(_gate_file_case("policy", name, body, command))
         for name, body in BASELINE_MUTANTS.items():
@@ -434,6 +442,10 @@ def flag_cases() -> List[Case]:
         _args_case("run-crash-exit-code-999", [*run, "--crash-exit-code", "999"], "--crash-exit-code"),
         _args_case("run-runner-option-bare", [*run, "--runner-option", "x"], "--runner-option"),
         _args_case("run-runner-option-reserved", [*run, "--runner-option", "model=1"], "--runner-option"),
+        _args_case("run-runner-option-long", [*run, "--runner-option", LONG_TEXT], "--runner-option"),
+        _args_case("run-on-error-long", [*run, "--on-error", LONG_TEXT], "--on-error"),
+        _args_case("report-min-long", [*report, "--min", "ece=" + LONG_TEXT], "--min"),
+        _args_case("report-min-accuracy-long", [*report, "--min-accuracy", LONG_TEXT], "--min-accuracy"),
         _args_case("run-unknown-model", ["run", DATASET, "--model", "no-such-model", "-w", "{wh}"], "no-such-model"),
         _args_case("run-unknown-runner", ["run", DATASET, "--runner", "no-such-runner", "-w", "{wh}"], "no-such-runner"),
         _args_case("run-missing-dataset", ["run", "/nonexistent/d.jsonl", "--model", NeverLoads.name, "-w", "{wh}"],
