@@ -1,17 +1,23 @@
-"""Time the full report (overall + 4 slice dimensions, every metric with its counts) at 1M and 10M
-synthetic decisions, against the reference's aggregation (laya.evals) and a vectorised numpy pass over
-the same decisions. Prints seconds and ratios measured in the same run; asserts nothing.
+"""Time the full report (overall + 4 slice dimensions, every metric with its counts) on synthetic
+decisions with rounded and with full-precision (distinct) confidences, side by side, against a
+vectorised numpy pass over the same decisions (and, up to --reference-max, the reference's
+aggregation, laya.evals). Each configuration runs in its own subprocess, so the peak RSS printed
+(VmHWM) is that configuration's alone; a bootstrap row times `--bootstrap B` the same way. Prints
+seconds, ratios and MB measured in the same run; asserts nothing.
 
-    .venv/bin/python bench/report_bench.py [--sizes 1000000 10000000] [--reference-max 1000000]
+    .venv/bin/python bench/report_bench.py [--sizes 1000000 10000000] [--kinds rounded distinct]
+        [--bootstrap 100] [--bootstrap-size 1000000] [--reference-max 0]
 
-The reference aggregates Python case dicts, so it is run only up to --reference-max decisions
-(10M case dicts need ~10 GB); beyond that its time is shown as n/a.
+The reference aggregates Python case dicts, so it runs only up to --reference-max decisions (10M
+case dicts need ~10 GB); otherwise its column shows n/a.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -101,39 +107,88 @@ def reference_report(d):
     return time.perf_counter() - start, overall, slices
 
 
+def peak_mb() -> float:
+    """This process's peak resident set (VmHWM), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def child(args) -> dict:
+    """One measurement, in this (child) process: write | report | numpy | reference."""
+    distinct = args.kind == "distinct"
+    if args.step == "write":
+        S.write_run(Warehouse(args.store), "bench", S.decisions(args.n, distinct=distinct))
+        return {}
+    if args.step == "report":
+        wh = Warehouse(args.store)
+        options = R.Options(include_cases=False, bootstrap=args.bootstrap)
+        R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
+        t = time.perf_counter()
+        doc = R.build(wh.connect(["bench"]), "bench", options)
+        seconds = time.perf_counter() - t
+        return {"s": seconds, "mb": peak_mb(), "overall": doc["overall"],
+                "levels": doc["extensions"]["overall"]["aurc"]["n_levels"],
+                "curve": len(doc["extensions"]["overall"]["risk_coverage"])}
+    d = S.decisions(args.n, distinct=distinct)
+    t = time.perf_counter()
+    if args.step == "numpy":
+        overall = numpy_report(d)[("overall", "")]
+        return {"s": time.perf_counter() - t, "mb": peak_mb(), "overall": overall}
+    seconds, overall, _ = reference_report(d)
+    return {"s": seconds, "mb": peak_mb(), "overall": overall}
+
+
+def run_child(step: str, n: int, kind: str, store: Path, bootstrap: int = 0) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", step, "--n", str(n), "--kind", kind,
+                          "--store", str(store), "--bootstrap", str(bootstrap)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def drift(ours: dict, theirs: dict) -> float:
+    return max([abs(ours[k] - v) for k, v in theirs.items() if k in ours and not math.isnan(v)] or [0.0])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    ap.add_argument("--reference-max", type=int, default=1_000_000)
+    ap.add_argument("--kinds", nargs="+", default=["rounded", "distinct"], choices=["rounded", "distinct"])
+    ap.add_argument("--bootstrap", type=int, default=100, help="replicates of the bootstrap row (0: none)")
+    ap.add_argument("--bootstrap-size", type=int, default=1_000_000)
+    ap.add_argument("--reference-max", type=int, default=0)
+    for name in ("--child", "--kind", "--store"):
+        ap.add_argument(name, help=argparse.SUPPRESS)
+    ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    print("%10s %12s %12s %12s %12s %12s" % ("decisions", "laya-cases s", "numpy s", "reference s",
-                                            "numpy/ours", "ref/ours"))
-    for n in args.sizes:
+    if args.child:
+        print(json.dumps(child(argparse.Namespace(step=args.child, n=args.n, kind=args.kind, store=args.store,
+                                                  bootstrap=args.bootstrap))))
+        return
+    print("%10s %9s %9s %10s %9s %10s %10s %9s %11s %9s" % (
+        "decisions", "conf", "levels", "report s", "numpy s", "numpy/ours", "report MB", "numpy MB",
+        "reference s", "ref/ours"))
+    plan = [(n, kind, 0) for n in args.sizes for kind in args.kinds]
+    if args.bootstrap:
+        plan.append((args.bootstrap_size, "rounded", args.bootstrap))
+    for n, kind, boot in plan:
         tmp = Path(tempfile.mkdtemp(prefix="lc-bench-"))
         try:
-            d = S.decisions(n)
-            wh = Warehouse(tmp)
-            S.write_run(wh, "bench", d)
-            con = wh.connect(["bench"])
-            R.build(con, "bench", R.Options(include_cases=False))          # warm the file cache
-            t = time.perf_counter()
-            doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
-            ours = time.perf_counter() - t
-            t = time.perf_counter()
-            nump = numpy_report(d)
-            numpy_s = time.perf_counter() - t
-            ref_s = None
-            if n <= args.reference_max:
-                ref_s, ref_overall, _ = reference_report(d)
-                drift = max(abs(doc["overall"][k] - v) for k, v in ref_overall.items()
-                            if k in doc["overall"] and not math.isnan(v))
-                print("  max |ours - reference| over overall metrics: %.3g" % drift)
-            drift_np = max(abs(doc["overall"].get(k, v) - v) for k, v in nump[("overall", "")].items()
-                           if not math.isnan(v))
-            print("  max |ours - numpy| over overall metrics: %.3g" % drift_np)
-            print("%10d %12.3f %12.3f %12s %12.2f %12s" % (
-                n, ours, numpy_s, "n/a" if ref_s is None else "%.3f" % ref_s, numpy_s / ours,
-                "n/a" if ref_s is None else "%.2f" % (ref_s / ours)))
+            run_child("write", n, kind, tmp)
+            ours = run_child("report", n, kind, tmp, boot)
+            nump = run_child("numpy", n, kind, tmp)
+            ref = run_child("reference", n, kind, tmp) if n <= args.reference_max and not boot else None
+            label = kind if not boot else "%s B=%d" % (kind, boot)
+            print("%10d %9s %9d %10.3f %9.3f %10.2f %10.0f %9.0f %11s %9s" % (
+                n, label, ours["levels"], ours["s"], nump["s"], nump["s"] / ours["s"], ours["mb"], nump["mb"],
+                "n/a" if ref is None else "%.3f" % ref["s"], "n/a" if ref is None else "%.2f" % (ref["s"] / ours["s"])),
+                flush=True)
+            print("%10s max |ours - numpy| %.3g%s; curve points %d" % (
+                "", drift(ours["overall"], nump["overall"]),
+                "" if ref is None else ", |ours - reference| %.3g" % drift(ours["overall"], ref["overall"]),
+                ours["curve"]), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 import duckdb
 
@@ -57,6 +57,8 @@ class Options:
     bootstrap: int = 0                       # replicates for percentile intervals (S9.5); 0 = none
     seed: int = 0
     level: float = 0.95
+    #: called as progress(done, total) while a long report works (bootstrap replicates); None = silent
+    progress: Optional[Callable[[int, int], None]] = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -140,30 +142,39 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
     """Percentile intervals for every published ratio, overall and per slice (S9.5).
 
     Runs after `compute`: the replicate tables replace the point-estimate tables under the same names,
-    so the very same metric files run on every replicate (the replicate rides in `dim`).
+    so the very same metric files run on every replicate (the replicate rides in `dim`). Replicates are
+    drawn and evaluated in batches (resample.replicate_batches), so memory does not grow with B.
     """
     import numpy as np
     import pyarrow as pa
 
-    from .resample import quantile_levels, replicate_weights
+    from .resample import quantile_levels, replicate_batches
 
     rows = np.array([r[0] for r in sqlfiles.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()],
                     dtype=np.int64)
     n, b = len(rows), options.bootstrap
     if n == 0:
         return
-    replicate, position, multiplicity = replicate_weights(options.seed, n, b)
-    con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position], "w": multiplicity}))
     ratios = ratio_metrics(options)
     order = catalogue.build_order(catalogue.inputs_of([p for _, p, _ in ratios]), ("bootstrap", "pipeline"))
-    catalogue.materialize_all(con, order, {"run_id": run_id})
-    values = []
-    for name, path, params in ratios:
-        for r in sqlfiles.rows(sqlfiles.query(con, path, params)):
-            values.append((r["dim"], r["key"], name, r["value"]))
-    con.register("boot_values", pa.table({k: [v[i] for v in values] for i, k in enumerate(("dim", "key", "metric", "value"))},
-                                         schema=pa.schema([("dim", pa.string()), ("key", pa.string()),
-                                                           ("metric", pa.string()), ("value", pa.float64())])))
+    weighted = {"boot_weights"}                # tables to rebuild per batch: those that read the weights
+    for f in order:
+        if weighted.intersection(f.inputs):
+            weighted.add(f.name)
+    values: Dict[str, list] = {"dim": [], "key": [], "metric": [], "value": []}
+    for first, last, replicate, position, multiplicity in replicate_batches(options.seed, n, b):
+        con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position],
+                                               "w": multiplicity}))
+        catalogue.materialize_all(con, [f for f in order if first == 0 or f.name in weighted], {"run_id": run_id})
+        for name, path, params in ratios:
+            for r in sqlfiles.rows(sqlfiles.query(con, path, params)):
+                for column, item in (("dim", r["dim"]), ("key", r["key"]), ("metric", name), ("value", r["value"])):
+                    values[column].append(item)
+        con.unregister("boot_weights")
+        if options.progress is not None:
+            options.progress(last, b)
+    con.register("boot_values", pa.table(values, schema=pa.schema([("dim", pa.string()), ("key", pa.string()),
+                                                                   ("metric", pa.string()), ("value", pa.float64())])))
     lower, upper = quantile_levels(options.level)
     for r in sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
         entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])

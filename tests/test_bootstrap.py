@@ -10,7 +10,8 @@ import pytest
 from helpers import write_jsonl
 from laya_cases import report as R
 from laya_cases.ingest import ingest
-from laya_cases.resample import randrange_stream
+from laya_cases import resample
+from laya_cases.resample import IndexStream, randrange_stream, replicate_batches, replicate_weights
 from laya_cases.warehouse import Warehouse
 
 
@@ -93,3 +94,36 @@ def test_bootstrap_is_reproducible_and_seeded(tmp_path):
 def test_bootstrap_range_is_checked(bad):
     with pytest.raises(Exception, match="--bootstrap"):
         R.check_bootstrap(bad)
+
+
+def test_the_stream_taken_in_pieces_is_the_one_stream():
+    stream = IndexStream(11, 1000)
+    pieces = np.concatenate([stream.take(k) for k in (1, 5, 0, 300, 7, 2000, 1)])
+    rng = random.Random(11)
+    assert pieces.tolist() == [rng.randrange(1000) for _ in range(len(pieces))]
+
+
+@pytest.mark.parametrize("batch_draws", [1, 7, 100, 10 ** 6])
+def test_replicate_batches_are_the_replicates_of_the_whole_stream(batch_draws):
+    n, b, seed = 37, 50, 4
+    draws = randrange_stream(seed, n, n * b).reshape(b, n)
+    got = {}
+    for first, last, replicate, position, multiplicity in replicate_batches(seed, n, b, batch_draws):
+        assert set(replicate.tolist()) <= set(range(first, last))
+        for r, p, m in zip(replicate.tolist(), position.tolist(), multiplicity.tolist()):
+            got[(r, p)] = m
+    want = {(r, p): int(m) for r in range(b) for p, m in enumerate(np.bincount(draws[r], minlength=n)) if m}
+    assert got == want
+    assert sorted(zip(*[a.tolist() for a in replicate_weights(seed, n, b)[:2]])) == sorted(want)
+
+
+def test_batched_bootstrap_equals_one_batch_and_reports_progress(tmp_path, monkeypatch):
+    wh = Warehouse(tmp_path / "wh")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot").run_id
+    whole = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=150, seed=3)))
+    monkeypatch.setattr(resample, "BATCH_DRAWS", 25 * 40)          # 40 replicates a batch: 4 batches
+    seen = []
+    batched = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=150, seed=3,
+                                                                progress=lambda done, total: seen.append((done, total)))))
+    assert batched == whole
+    assert seen == [(40, 150), (80, 150), (120, 150), (150, 150)]
