@@ -27,7 +27,7 @@ from typing import Dict, List, Optional
 import duckdb
 import pyarrow as pa
 
-from . import UsageError
+from . import UsageError, shorten
 from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 
 ENV_VAR = "LAYA_CASES_WAREHOUSE"
@@ -50,8 +50,9 @@ def resolve_root(option: Optional[str]) -> Path:
 
 def validate_run_id(run_id: str) -> str:
     if not isinstance(run_id, str) or not _RUN_ID.match(run_id) or ".." in run_id:
+        shown = shorten(run_id) if isinstance(run_id, str) else run_id
         raise UsageError("invalid run id %r: use 1-128 letters, digits, '.', '_' or '-', "
-                         "starting with a letter or digit" % (run_id,))
+                         "starting with a letter or digit" % (shown,))
     return run_id
 
 
