@@ -182,6 +182,14 @@ class Warehouse:
 
         return leftovers(self)
 
+    def leftovers_note(self) -> Optional[str]:
+        """One line for `laya-cases runs` (stderr) when a writer died and left something; else None."""
+        found = self.leftovers()
+        if not (found["staging"] or found["orphans"]):
+            return None
+        return ("%d staging area(s) and %d orphan partition(s) left by writers that died in %s; "
+                "`laya-cases gc` removes them" % (len(found["staging"]), len(found["orphans"]), self.root))
+
 
 def damaged_message(run_id: str, problem: str) -> str:
     return "run %r is damaged: %s (see `laya-cases check`)" % (run_id, problem)
