@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 from . import UsageError
 from .locks import lock, unlock
 from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
-from .warehouse import (CASE_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE, RUN_ID_PATTERN, SLICE_SET_FILE, Warehouse,
-                        is_run_id, validate_run_id)
+from .warehouse import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE, RUN_ID_PATTERN,
+                        SLICE_SET_FILE, Warehouse, is_run_id, validate_run_id)
 
 _STAGING_NAME = re.compile(r"^(%s)\.(\d+)\.[0-9a-f]{8}$" % RUN_ID_PATTERN)
 # between a writer's mkdir and its flock there is a moment without the lock: a young area whose pid
@@ -259,8 +259,9 @@ def _young(path: Path) -> bool:
 
 def gc(wh: Warehouse) -> Dict[str, List[str]]:
     """Remove staging areas of dead writers and partitions `run_id=<id>` (cases, slice sets) with no runs
-    entry; nothing else (foreign files and folders stay). Returns the removed paths by kind."""
-    removed: Dict[str, List[str]] = {"staging": [], "orphans": []}
+    entry; nothing else (foreign files and folders stay). Returns the removed paths by kind, and under
+    "moved" the older layout's slice sets files it moved into their own tree."""
+    removed: Dict[str, List[str]] = {"staging": [], "orphans": [], "moved": []}
     if not wh.root.is_dir():                 # nothing to clean, and no directory to create
         return removed
     with commit_lock(wh):
@@ -268,7 +269,30 @@ def gc(wh: Warehouse) -> Dict[str, List[str]]:
         for path in orphan_partitions(wh):
             shutil.rmtree(path)
             removed["orphans"].append(str(path))
+        removed["moved"] = move_legacy_slice_sets(wh)
     return removed
+
+
+def move_legacy_slice_sets(wh: Warehouse) -> List[str]:
+    """runs/run_id=<id>/slice_sets.parquet (older layout) -> slice_sets/run_id=<id>/part-00000.parquet, so
+    each runs entry holds one schema (call under the commit lock). The new file is complete before the
+    old one goes, and readers prefer the old one while it exists: a crash anywhere leaves a readable run."""
+    moved = []
+    for run_id in wh.run_ids():
+        legacy = wh.run_entry(run_id) / LEGACY_SLICE_SET_FILE
+        if not legacy.is_file() or legacy.is_symlink():
+            continue
+        target = wh.slice_set_partition(run_id) / SLICE_SET_FILE
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(legacy, str(target) + _TMP)
+            fsync_path(Path(str(target) + _TMP))
+            os.rename(str(target) + _TMP, target)
+            fsync_path(target.parent)
+        os.unlink(legacy)
+        fsync_path(legacy.parent)
+        moved.append(str(legacy))
+    return moved
 
 
 def leftovers(wh: Warehouse) -> Dict[str, List[str]]:

@@ -38,7 +38,7 @@ PARTITION = "run_id="
 CASE_FILE = "part-00000.parquet"
 SLICE_SET_FILE = "part-00000.parquet"
 RUN_FILE = "run.parquet"
-_LEGACY_SLICE_SET_FILE = "slice_sets.parquet"     # in the runs entry, before slice_sets/ had its own tree
+LEGACY_SLICE_SET_FILE = "slice_sets.parquet"     # in the runs entry, before slice_sets/ had its own tree
 # run_id from a file's path: the last `run_id=<id>/` directory, so nothing in the root's path counts
 _RUN_ID_OF_FILE = "regexp_extract(filename, 'run_id=([^/]+)/[^/]+$', 1)"
 
@@ -89,7 +89,7 @@ class Warehouse:
 
     def slice_set_file(self, run_id: str) -> Path:
         """The run's slice sets: in their own tree, or beside run.parquet in a warehouse written before."""
-        legacy = self.run_entry(run_id) / _LEGACY_SLICE_SET_FILE
+        legacy = self.run_entry(run_id) / LEGACY_SLICE_SET_FILE
         return legacy if legacy.is_file() else self.slice_set_partition(run_id) / SLICE_SET_FILE
 
     def case_files(self, run_id: str) -> List[Path]:
@@ -170,7 +170,8 @@ class Warehouse:
         return stage(self, run_id)
 
     def gc(self) -> Dict[str, List[str]]:
-        """Remove what dead writers left: {"staging": [paths], "orphans": [paths]}."""
+        """Remove what dead writers left: {"staging": [paths], "orphans": [paths], "moved": [paths]} (moved:
+        slice sets of runs committed in the older layout, now in their own tree)."""
         from .store_write import gc
 
         return gc(self)

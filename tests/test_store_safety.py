@@ -332,3 +332,22 @@ def test_corrupt_pages_behind_a_good_footer(tmp_path):
     one_line_error(invoke("sql", "SELECT avg(confidence) FROM cases", "-w", str(wh)), "query failed")
     result = invoke("check", "-w", str(wh))
     assert result.exit_code == 1 and result.stdout.startswith(str(part) + ": unreadable data")
+
+
+def test_a_warehouse_in_the_older_layout_is_read_and_gc_moves_its_slice_sets(tmp_path):
+    """Before slice_sets/ had its own tree, a run's slice sets lay beside its run.parquet: such runs read
+    as before (report, check), and gc moves the file into slice_sets/, leaving one schema per runs entry."""
+    wh = tmp_path / "wh"
+    for rid in ("old", "new"):
+        ingest(wh, rid)
+    expected = ok("report", "old", "-w", str(wh), "--slice", "language").stdout
+    legacy = wh / "runs" / "run_id=old" / "slice_sets.parquet"
+    os.rename(wh / "slice_sets" / "run_id=old" / "part-00000.parquet", legacy)
+    os.rmdir(wh / "slice_sets" / "run_id=old")
+    assert ok("report", "old", "-w", str(wh), "--slice", "language").stdout == expected
+    assert ok("check", "-w", str(wh)).stdout == "ok: 2 run(s)\n"
+    assert ok("gc", "-w", str(wh)).stdout == "removed 0 staging area(s), 0 orphan partition(s)\n"
+    assert not legacy.exists() and sorted(os.listdir(wh / "runs" / "run_id=old")) == ["run.parquet"]
+    assert (wh / "slice_sets" / "run_id=old" / "part-00000.parquet").is_file()
+    assert ok("report", "old", "-w", str(wh), "--slice", "language").stdout == expected
+    assert ok("check", "-w", str(wh)).stdout == "ok: 2 run(s)\n"
