@@ -10,18 +10,16 @@
 -- family: selective 2
 -- published_at: 0.5, 0.8
 -- output: dim, key, value, N, k_requested, accepted, hits, coverage_actual, cut_confidence
-WITH k AS (
-    SELECT dim, key, any_value(N) AS N,
-           greatest(1, CAST(ceil($coverage * CAST(any_value(N) AS DOUBLE)) AS BIGINT)) AS k_requested
-    FROM levels GROUP BY dim, key
-)
-SELECT l.dim, l.key,
-       arg_min(l.selective_accuracy, l.level) AS value,
-       any_value(k.N) AS N, any_value(k.k_requested) AS k_requested,
-       arg_min(l.accepted, l.level) AS accepted,
-       arg_min(l.cum_hits, l.level) AS hits,
-       arg_min(l.coverage, l.level) AS coverage_actual,
-       arg_min(l.conf, l.level) AS cut_confidence
-FROM levels l JOIN k ON k.dim = l.dim AND k.key = l.key
-WHERE l.accepted >= k.k_requested AND $coverage > 0.0 AND $coverage <= 1.0
-GROUP BY l.dim, l.key
+-- why: every level row carries its group's N, so the cut is a filter and one aggregation (no join)
+SELECT dim, key,
+       arg_min(selective_accuracy, level) AS value,
+       any_value(N) AS N,
+       greatest(1, CAST(ceil($coverage * CAST(any_value(N) AS DOUBLE)) AS BIGINT)) AS k_requested,
+       arg_min(accepted, level) AS accepted,
+       arg_min(cum_hits, level) AS hits,
+       arg_min(coverage, level) AS coverage_actual,
+       arg_min(conf, level) AS cut_confidence
+FROM levels
+WHERE accepted >= greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
+  AND $coverage > 0.0 AND $coverage <= 1.0
+GROUP BY dim, key

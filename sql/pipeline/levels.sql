@@ -5,23 +5,37 @@
 -- input: slice_cells
 -- params: none
 -- output: dim, key, level, conf, rows, hits, accepted, cum_hits, N, coverage, risk, selective_accuracy
-WITH lv AS (
-    SELECT dim, key, conf, sum(n) AS rows, sum(CASE WHEN correct THEN n ELSE 0 END) AS hits
-    FROM slice_cells
-    WHERE conf IS NOT NULL AND correct IS NOT NULL
-    GROUP BY dim, key, conf
-), cum AS (
-    SELECT dim, key, conf, rows, hits,
-           row_number() OVER w AS level,
-           sum(rows) OVER w AS accepted,
-           sum(hits) OVER w AS cum_hits,
-           sum(rows) OVER (PARTITION BY dim, key) AS N
+-- why: the cost must be a sort, whatever the number of distinct confidences. The levels of every group
+--      are sorted once, as one sequence ordered by (group number, -conf) -- DuckDB sorts NaN above
+--      every number, so -conf ascending is the S3.12 order -- and each group's running counts are the
+--      running counts of that sequence less those of the groups before it. One window without a
+--      PARTITION BY, on integer and double keys: several times faster here than partitioning by the
+--      (dim, key) strings.
+WITH paired AS (
+    SELECT dim, key, conf, correct, n FROM slice_cells WHERE conf IS NOT NULL AND correct IS NOT NULL
+), grp AS (
+    SELECT dim, key, row_number() OVER (ORDER BY dim, key) AS gid FROM (SELECT DISTINCT dim, key FROM paired)
+), lv AS (
+    SELECT grp.gid, p.conf, sum(p.n) AS rows, sum(CASE WHEN p.correct THEN p.n ELSE 0 END) AS hits
+    FROM paired p JOIN grp USING (dim, key)
+    GROUP BY grp.gid, p.conf
+), before AS (      -- per group: its N, and the levels, rows and hits of every group numbered before it
+    SELECT gid, N, sum(n_levels) OVER o - n_levels AS levels_before, sum(N) OVER o - N AS rows_before,
+           sum(n_hits) OVER o - n_hits AS hits_before
+    FROM (SELECT gid, count(*) AS n_levels, sum(rows) AS N, sum(hits) AS n_hits FROM lv GROUP BY gid)
+    WINDOW o AS (ORDER BY gid ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+), run AS (
+    SELECT gid, conf, rows, hits,
+           row_number() OVER w AS run_levels, sum(rows) OVER w AS run_rows, sum(hits) OVER w AS run_hits
     FROM lv
-    WINDOW w AS (PARTITION BY dim, key ORDER BY isnan(conf), conf DESC
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    WINDOW w AS (ORDER BY gid, -conf ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+), cum AS (
+    SELECT r.gid, r.conf, r.rows, r.hits, b.N, r.run_levels - b.levels_before AS level,
+           r.run_rows - b.rows_before AS accepted, r.run_hits - b.hits_before AS cum_hits
+    FROM run r JOIN before b USING (gid)
 )
-SELECT dim, key, level, conf, rows, hits, accepted, cum_hits, N,
+SELECT grp.dim, grp.key, level, conf, rows, hits, accepted, cum_hits, N,
        CAST(accepted AS DOUBLE) / CAST(N AS DOUBLE) AS coverage,
        1.0 - CAST(cum_hits AS DOUBLE) / CAST(accepted AS DOUBLE) AS risk,
        CAST(cum_hits AS DOUBLE) / CAST(accepted AS DOUBLE) AS selective_accuracy
-FROM cum
+FROM cum JOIN grp USING (gid)

@@ -4,6 +4,18 @@
 -- input: cells, slice_map
 -- params: none
 -- output: dim, key, answer_type, conf, correct, n
-SELECT m.dim, m.key, m.answer_type, c.conf, m.correct, sum(c.n) AS n
-FROM cells c JOIN slice_map m USING (slice_set)
-GROUP BY ALL
+-- why: the aggregation groups by a small integer naming (dim, key, answer_type, correct) and the
+--      confidence, not by the strings: with full-precision confidences every cell is its own row.
+WITH m AS (
+    SELECT slice_set, dim, key, answer_type, correct,
+           dense_rank() OVER (ORDER BY dim, key, answer_type, correct) AS cell_group
+    FROM slice_map
+), agg AS (
+    SELECT m.cell_group, c.conf, sum(c.n) AS n
+    FROM cells c JOIN m USING (slice_set)
+    GROUP BY m.cell_group, c.conf
+), named AS (
+    SELECT DISTINCT cell_group, dim, key, answer_type, correct FROM m
+)
+SELECT named.dim, named.key, named.answer_type, agg.conf, named.correct, agg.n
+FROM agg JOIN named USING (cell_group)
