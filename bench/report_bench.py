@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -167,6 +168,7 @@ def main() -> None:
         print(json.dumps(child(argparse.Namespace(step=args.child, n=args.n, kind=args.kind, store=args.store,
                                                   bootstrap=args.bootstrap))))
         return
+    print("load average (1, 5, 15 min): %.2f %.2f %.2f; %d CPUs" % (os.getloadavg() + (os.cpu_count(),)))
     print("%10s %9s %9s %10s %9s %10s %10s %9s %11s %9s" % (
         "decisions", "conf", "levels", "report s", "numpy s", "numpy/ours", "report MB", "numpy MB",
         "reference s", "ref/ours"))
@@ -191,6 +193,7 @@ def main() -> None:
                 ours["curve"]), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
 
 
 if __name__ == "__main__":

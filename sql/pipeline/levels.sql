@@ -10,23 +10,26 @@
 --      every number, so -conf ascending is the S3.12 order -- and each group's running counts are the
 --      running counts of that sequence less those of the groups before it. One window without a
 --      PARTITION BY, on integer and double keys: several times faster here than partitioning by the
---      (dim, key) strings.
+--      (dim, key) strings. Counts are BIGINT (cases), not the HUGEINT of a sum: narrower rows.
 WITH paired AS (
     SELECT dim, key, conf, correct, n FROM slice_cells WHERE conf IS NOT NULL AND correct IS NOT NULL
 ), grp AS (
     SELECT dim, key, row_number() OVER (ORDER BY dim, key) AS gid FROM (SELECT DISTINCT dim, key FROM paired)
 ), lv AS (
-    SELECT grp.gid, p.conf, sum(p.n) AS rows, sum(CASE WHEN p.correct THEN p.n ELSE 0 END) AS hits
+    SELECT grp.gid, p.conf, CAST(sum(p.n) AS BIGINT) AS rows,
+           CAST(sum(CASE WHEN p.correct THEN p.n ELSE 0 END) AS BIGINT) AS hits
     FROM paired p JOIN grp USING (dim, key)
     GROUP BY grp.gid, p.conf
 ), before AS (      -- per group: its N, and the levels, rows and hits of every group numbered before it
-    SELECT gid, N, sum(n_levels) OVER o - n_levels AS levels_before, sum(N) OVER o - N AS rows_before,
-           sum(n_hits) OVER o - n_hits AS hits_before
-    FROM (SELECT gid, count(*) AS n_levels, sum(rows) AS N, sum(hits) AS n_hits FROM lv GROUP BY gid)
+    SELECT gid, N, sum(n_levels) OVER o - n_levels AS levels_before, CAST(sum(N) OVER o - N AS BIGINT) AS rows_before,
+           CAST(sum(n_hits) OVER o - n_hits AS BIGINT) AS hits_before
+    FROM (SELECT gid, count(*) AS n_levels, CAST(sum(rows) AS BIGINT) AS N, CAST(sum(hits) AS BIGINT) AS n_hits
+          FROM lv GROUP BY gid)
     WINDOW o AS (ORDER BY gid ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ), run AS (
     SELECT gid, conf, rows, hits,
-           row_number() OVER w AS run_levels, sum(rows) OVER w AS run_rows, sum(hits) OVER w AS run_hits
+           row_number() OVER w AS run_levels, CAST(sum(rows) OVER w AS BIGINT) AS run_rows,
+           CAST(sum(hits) OVER w AS BIGINT) AS run_hits
     FROM lv
     WINDOW w AS (ORDER BY gid, -conf ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ), cum AS (
