@@ -84,6 +84,7 @@ class DecisionBuffer:
             "model": None if model is None else _json(model),
             "model_key": slice_key(model),
             "tags": list(row.tags),
+            "item_id": slice_key(row.raw.get("item_id")),     # str() of the row's item_id, like a slice key
             "call_id": call.get("call_id"), "call_ms": call.get("call_ms"),
             "chunk_size": call.get("chunk_size"), "call_returned": call.get("returned", True),
         }

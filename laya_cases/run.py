@@ -37,7 +37,9 @@ COST_METRIC = "per decision: that call divided by its own chunk size"
 BATCH_STATES = "states"
 #: Decision columns a runner may fill through `result["facts"][qid]`; other fact keys are not stored.
 FACT_COLUMNS = ("raw_text", "parsed", "relevance_score", "temperature", "temperature_bucket",
-                "shortlist_status", "variant", "parent_case_id")
+                "shortlist_status", "variant", "parent_case_id", "logits", "temperature_clamped",
+                "temperature_unclamped", "slot_order", "presented_labels", "shortlist_labels",
+                "shortlist_scores", "no_score", "native_score", "truncated")
 _VERSIONED = ("laya-cases", "torch", "transformers", "duckdb", "pyarrow", "numpy", "polars")
 
 assert all(DECISION_SCHEMA.get_field_index(c) >= 0 for c in FACT_COLUMNS)

@@ -11,7 +11,9 @@ import pyarrow as pa
 #: /2 dropped the stored choice_accuracy / noul_accuracy columns: that per-case value is derived from
 #: `correct` and `answer_type` in SQL (sql/macros/accuracy_value.sql), defined once. Runs written as /1
 #: keep the two columns in their files; the views read files by column name, so both versions mix.
-SCHEMA_VERSION = "laya-cases-decision/2"
+#: /3 added the benchmark columns (item_id .. truncated, null unless a harness fills them); older runs
+#: read them as null.
+SCHEMA_VERSION = "laya-cases-decision/3"
 
 _S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
 
@@ -72,7 +74,25 @@ COLUMNS = [
     ("relevance_score", _F, "Normalised relevance/yes score of a scoring model."),
     ("temperature", _F, "Temperature applied to this decision's logits."),
     ("temperature_bucket", _S, "Temperature bucket `<type>:<size>` (S2.6)."),
+    # benchmark columns (/3): harnesses fill them, everything else leaves them null
+    ("item_id", _S, "Source item id naming the same item in every language (MASSIVE `id`, relevance "
+                    "`source_item_id`): cross-lingual metrics join on it. From the row's `item_id`."),
+    ("logits", pa.list_(_F), "Raw logits per option in canonical order, before temperature (runners "
+                             "that expose them): clamped and unclamped regimes re-derive from them."),
+    ("temperature_clamped", _F, "The bucket's temperature as the agent serves it (clamped, S2.6)."),
+    ("temperature_unclamped", _F, "The bucket's temperature as the checkpoint stores it (S7.4)."),
+    ("slot_order", pa.list_(_I), "Variant: the canonical option index shown at each presented slot (S7.13)."),
+    ("presented_labels", pa.list_(_S), "Variant: the key shown for each canonical option (label_rename), "
+                                       "aligned with `options`."),
+    ("shortlist_labels", pa.list_(_S), "Shortlist: the labels kept, in rank order (S7.18)."),
+    ("shortlist_scores", pa.list_(_F), "Shortlist: their cosine scores; null on pass-through."),
+    ("no_score", _F, "Normalised no score of a scoring model (S8.5)."),
+    ("native_score", _F, "The scoring model's native score (logit, cosine, ...) (S8.5)."),
+    ("truncated", _B, "A generation that exhausted its token budget (S8.3)."),
 ]
+
+#: Columns every readable case file has; the ones /3 added are optional (older runs read them as null).
+REQUIRED_COLUMNS = [name for name, _, _ in COLUMNS[:[n for n, _, _ in COLUMNS].index("item_id")]]
 
 DECISION_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in COLUMNS],
                             metadata={b"schema": SCHEMA_VERSION.encode()})

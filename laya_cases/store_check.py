@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from .schema import REQUIRED_COLUMNS, RUN_SCHEMA, SLICE_SET_SCHEMA
 
 _FOOTERS: Dict[Tuple[str, int, int], Tuple[pq.FileMetaData, frozenset]] = {}
 
@@ -66,7 +66,7 @@ def _footer_problems(wh, run_id: str) -> List[str]:
         problems.append("%s: %s" % (part, "no case file" if part.is_dir() else "missing (the run's cases partition)"))
     for path in files:
         try:
-            footer(path, DECISION_SCHEMA.names)
+            footer(path, REQUIRED_COLUMNS)
         except Damage as exc:
             problems.append(str(exc))
     return problems

@@ -13,7 +13,7 @@ from typing import Any, List
 from . import UsageError, shorten
 from .dataset import Row
 
-KNOWN_ROW_KEYS = {"state", "questions", "expected", "tags", "language", "model", "id", "comment"}
+KNOWN_ROW_KEYS = {"state", "questions", "expected", "tags", "language", "model", "id", "item_id", "comment"}
 _LABEL_TYPES = (str, int, float, bool)
 
 

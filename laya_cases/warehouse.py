@@ -209,8 +209,19 @@ def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema: p
         return
     extra = ", %s AS run_id" % run_id if run_id else ""
     options = ", union_by_name = true" if by_name else ""
-    con.execute("CREATE VIEW %s AS SELECT *%s FROM read_parquet(%s, hive_partitioning = false%s)"
-                % (name, extra, _sql_list(files), options))
+    source = "read_parquet(%s, hive_partitioning = false%s)" % (_sql_list(files), options)
+    if by_name:                  # columns a newer schema added read as typed nulls in older runs' files
+        have = {r[0] for r in con.execute("DESCRIBE SELECT * FROM %s" % source).fetchall()}
+        extra += "".join(", NULL::%s AS %s" % (_duck_type(f.type), f.name) for f in schema
+                         if f.name not in have)
+    con.execute("CREATE VIEW %s AS SELECT *%s FROM %s" % (name, extra, source))
+
+
+def _duck_type(arrow_type: pa.DataType) -> str:
+    if pa.types.is_list(arrow_type):
+        return _duck_type(arrow_type.value_type) + "[]"
+    return {pa.string(): "VARCHAR", pa.float64(): "DOUBLE", pa.int64(): "BIGINT",
+            pa.bool_(): "BOOLEAN"}[arrow_type]
 
 
 def _glob_literal(path: str) -> str:

@@ -36,3 +36,15 @@ def test_a_version_1_run_reports_the_same_next_to_a_version_2_run(tmp_path):
     for doc in docs.values():
         doc["extensions"]["run"].pop("run_id")
     assert json.dumps(docs["old"], sort_keys=True) == json.dumps(docs["new"], sort_keys=True)
+
+
+def test_columns_a_newer_schema_added_read_as_typed_nulls_in_an_older_run(tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    ingest(wh, str(ANSWERS), run_id="old")
+    for path in wh.case_files("old"):                    # as /2 wrote it: no benchmark columns
+        table = pq.read_table(path)
+        pq.write_table(table.drop_columns(["item_id", "logits", "truncated"]), path)
+    con = wh.connect(["old"])
+    types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE cases)").fetchall())
+    assert (types["item_id"], types["logits"], types["truncated"]) == ("VARCHAR", "DOUBLE[]", "BOOLEAN")
+    assert con.execute("SELECT count(*), count(item_id), count(logits) FROM cases").fetchone() == (48, 0, 0)
