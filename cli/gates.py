@@ -64,7 +64,7 @@ def compare(
       laya-cases compare new-run --baseline eval/baseline.json --tolerance ece=0.02
     """
     policy = G.load_policy(str(gate_policy)) if gate_policy else None
-    tolerances = G.parse_pairs(tolerance)
+    tolerances = G.parse_pairs(tolerance, "--tolerance")
     wh = warehouse_of(warehouse)
     document = G.resolve_report(report, wh)
     if policy is not None and G.identity_of(document).get("gate_policy") not in (None, policy):

@@ -95,6 +95,9 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
     """
     wh = warehouse_of(warehouse)
     columns, rows = listing.runs(connect_all(wh))
+    leftovers = wh.leftovers_note()
+    if leftovers:                               # dead writers' staging areas: say so, on stderr
+        console.note("note: " + leftovers)
     if fmt != "table":
         console.print_result(columns, rows, fmt)
     elif not rows:

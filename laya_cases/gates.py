@@ -35,7 +35,7 @@ from .reference_order import reference_order_values  # noqa: F401
 
 @dataclass
 class GateRequest:
-    """The gate flags of one command as typed; cli/gates.py declares them once."""
+    """The gate flags of one command as typed; cli/options.py declares them once."""
 
     mins: Sequence[str] = ()
     maxs: Sequence[str] = ()

@@ -415,6 +415,8 @@ def flag_cases() -> List[Case]:
         cases.append(_args_case(command + "-baseline-no-run", [*head, "-w", "{wh}", "--baseline", "no-such-run"],
                                 "no-such-run"))
         cases.append(_args_case(command + "-relative-policy-without-baseline", [], None))
+    cases += [_args_case("compare--tolerance-%r" % p, ["compare", "base", "-w", "{wh}", "--baseline", "{report}",
+                                                       "--tolerance", p], "--tolerance: ") for p in BAD_PAIRS]
     report = ["report", "base", "-w", "{wh}"]
     cases += [
         _args_case("report-slice", [*report, "--slice", "colour"], "--slice"),

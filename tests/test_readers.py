@@ -143,3 +143,17 @@ def test_each_engine_gets_the_reports_numbers(engine, store, expected, monkeypat
         assert got[rid]["n_cases"] == want["n_cases"], rid
         for metric in METRICS:
             assert _same(got[rid][metric], want[metric]), (engine, rid, metric, got[rid][metric], want[metric])
+
+
+def test_runs_says_on_stderr_what_dead_writers_left(store):
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401  (registers every command)
+    from laya_cases_cli.app import app
+
+    result = CliRunner().invoke(app, ["runs", "-w", str(store / "warehouse"), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == ["laya-cases: note: 1 staging area(s) and 2 orphan partition(s) left by "
+                                          "writers that died in %s; `laya-cases gc` removes them"
+                                          % (store / "warehouse").resolve()]
+    assert "orphan" not in result.stdout
