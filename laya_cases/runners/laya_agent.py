@@ -12,12 +12,24 @@ number keeps the Agent's fallback (1.0); a raw value <= 0 is floored at 0.001, t
 Temperature scaling is monotone, so predictions never change; confidences (and so ECE) do.
 
 Every decision records the temperature applied and its bucket (columns `temperature`,
-`temperature_bucket`); the run records the checkpoint revision (null for a local directory).
+`temperature_bucket`), the bucket's served (clamped) and raw (unclamped) temperatures
+(`temperature_clamped`, `temperature_unclamped`) and the raw option-marker logits before any
+temperature (`logits`, canonical option order), so both regimes re-derive from the store with no
+model: p = softmax(logits / max(0.001, T)) (S7.4, docs/massive.md). The logits are read during the
+Agent's own forward pass: for one `predict_batch` call the runner wraps the Agent's
+`_encode_state` (one call per state, in state order) and `_decode_answers` (which receives the
+same per-state item list and the logit matrix) and keeps each state's rows, mapped back to
+canonical order with the Agent's `unpermute_probs`; nothing is recomputed. `exact=True`
+(`--runner-option exact=true`, which the MASSIVE harness sets) additionally replaces a choice
+answer's 4-decimal `probabilities` and `answer_confidence` by the unrounded softmax of those
+logits, so stored confidences are unrounded as S7.7 requires; predictions never change.
+The run records the checkpoint revision (null for a local directory).
 """
 from __future__ import annotations
 
+import math
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .. import questions as Q
 from .base import Capabilities, Runner, RunnerInfo
@@ -34,6 +46,58 @@ def unclamped_temperature(raw: Any) -> float:
 
 def _option_count(body: Dict[str, Any]) -> int:
     return len(Q.option_labels(body))
+
+
+def softmax(logits: List[float], temperature: float) -> List[float]:
+    """S7.4: softmax(z / max(0.001, T)) with max-subtraction, as the Agent decodes."""
+    t = max(0.001, float(temperature))
+    z = [x / t for x in logits]
+    top = max(z)
+    e = [math.exp(x - top) for x in z]
+    total = sum(e)
+    return [x / total for x in e]
+
+
+class _LogitTap:
+    """Raw option logits of every state of one `Agent.predict_batch` call (see the module doc)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.encoded: List[Any] = []                    # per state, in call order
+        self.rows: Dict[int, Dict[str, List[float]]] = {}    # id(items) -> {qid: logits}
+
+    def __enter__(self) -> "_LogitTap":
+        from laya.common import unpermute_probs
+
+        agent = self.agent
+        encode, decode = agent._encode_state, agent._decode_answers
+
+        def tap_encode(*args: Any, **kwargs: Any) -> Any:
+            items = encode(*args, **kwargs)
+            self.encoded.append(items)
+            return items
+
+        def tap_decode(logits: Any, act: Any, items: Any, ids: List[str], internal: Dict[str, Any],
+                       offset: int, *args: Any, **kwargs: Any) -> Any:
+            rows = {}
+            for j, qid in enumerate(ids):
+                row = logits[offset + j, : len(items[j]["markers"])]
+                row = unpermute_probs(row, internal[qid].get("option_order"))
+                rows[qid] = [float(x) for x in row]
+            self.rows[id(items)] = rows
+            return decode(logits, act, items, ids, internal, offset, *args, **kwargs)
+
+        agent._encode_state, agent._decode_answers = tap_encode, tap_decode
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        del self.agent._encode_state, self.agent._decode_answers     # the class methods again
+
+    def logits(self, n_states: int) -> List[Dict[str, List[float]]]:
+        """Each state's {qid: logits}; empty dicts when the calls did not line up (never guessed)."""
+        if len(self.encoded) != n_states:
+            return [{} for _ in range(n_states)]
+        return [self.rows.get(id(items), {}) for items in self.encoded]
 
 
 class LayaAgentRunner(Runner):
@@ -57,7 +121,7 @@ class LayaAgentRunner(Runner):
 
     def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", revision: Optional[str] = None,
                  subfolder: Optional[str] = None, unclamped: bool = False, batch_size: Optional[int] = None,
-                 **options: Any) -> None:
+                 exact: bool = False, **options: Any) -> None:
         from .hf_common import offline
 
         offline()                     # a hub id loads from the local cache only
@@ -68,8 +132,12 @@ class LayaAgentRunner(Runner):
             raise ValueError("laya-agent runner: unknown option(s) %s" % ", ".join(sorted(options)))
         self.agent = Agent(model, device=device, revision=revision, subfolder=subfolder)
         self.unclamped = bool(unclamped)
+        self.exact = bool(exact)
         self.batch_size = batch_size
         agent = self.agent
+        self._clamped = (list(agent.temperature), dict(agent.temperature_by_options))
+        self._raw = ([unclamped_temperature(t) for t in agent.temperature_raw],
+                     {k: unclamped_temperature(v) for k, v in agent.temperature_by_options_raw.items()})
         if self.unclamped:
             # The documented patch: the decoder reads only these two attributes (see module doc).
             agent.temperature = [unclamped_temperature(t) for t in agent.temperature_raw]
@@ -91,23 +159,50 @@ class LayaAgentRunner(Runner):
                 "temperature_raw": agent.temperature_raw,
                 "temperature_by_options_raw": agent.temperature_by_options_raw,
                 "batch_size": batch_size, "laya_version": getattr(laya, "__version__", None),
+                "exact_probabilities": self.exact,
                 "decision_rule": rule,
             })
 
-    def _temperature(self, body: Dict[str, Any]) -> tuple:
-        """(bucket, temperature) exactly as `Agent._decode_answers` looks it up (no lang override)."""
+    def _temperature(self, body: Dict[str, Any]) -> Tuple[str, float, float, float]:
+        """(bucket, applied, clamped, unclamped) exactly as `Agent._decode_answers` looks the
+        temperature up (no lang override): the bucket's value, else the type's."""
         from laya.common import QTYPES
 
         kind = body.get("type")
         bucket = Q.bucket(str(kind), _option_count(body))
-        return bucket, float(self.agent.temperature_by_options.get(bucket, self.agent.temperature[QTYPES[kind]]))
+
+        def lookup(temps: tuple) -> float:
+            return float(temps[1].get(bucket, temps[0][QTYPES[kind]]))
+
+        applied = float(self.agent.temperature_by_options.get(bucket, self.agent.temperature[QTYPES[kind]]))
+        return bucket, applied, lookup(self._clamped), lookup(self._raw)
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any]) -> List[Dict[str, Any]]:
-        results = self.agent.predict_batch(list(states), questions, batch_size=self.batch_size)
+        with _LogitTap(self.agent) as tap:
+            results = self.agent.predict_batch(list(states), questions, batch_size=self.batch_size)
         facts = {}
         for qid, body in questions.items():
             if isinstance(body, dict) and body.get("type") in Q.TYPES:
-                bucket, t = self._temperature(body)
-                facts[qid] = {"temperature": t, "temperature_bucket": bucket}
-        return [{"answers": r["answers"], "facts": {q: dict(f) for q, f in facts.items()}, "usage": r.get("usage")}
-                for r in results]
+                bucket, t, clamped, raw = self._temperature(body)
+                facts[qid] = {"temperature": t, "temperature_bucket": bucket,
+                              "temperature_clamped": clamped, "temperature_unclamped": raw}
+        out = []
+        for r, logits in zip(results, tap.logits(len(results))):
+            mine = {q: dict(f, **({"logits": logits[q]} if q in logits else {})) for q, f in facts.items()}
+            if self.exact:
+                self._exact(r["answers"], mine)
+            out.append({"answers": r["answers"], "facts": mine, "usage": r.get("usage")})
+        return out
+
+    @staticmethod
+    def _exact(answers: Dict[str, Any], facts: Dict[str, Dict[str, Any]]) -> None:
+        """Choice answers: unrounded probabilities and answer_confidence from the stored logits."""
+        for qid, answer in answers.items():
+            fact = facts.get(qid, {})
+            if not (isinstance(answer, dict) and answer.get("type") == "choice" and fact.get("logits")
+                    and isinstance(answer.get("probabilities"), dict)
+                    and len(answer["probabilities"]) == len(fact["logits"])):
+                continue
+            p = softmax(fact["logits"], fact["temperature"])
+            answer["probabilities"] = dict(zip(answer["probabilities"], p))
+            answer["answer_confidence"] = max(p)
