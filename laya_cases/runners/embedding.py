@@ -2,8 +2,11 @@
 
 Decision rule (recorded in every run's settings as `decision_rule`, with `temperature`):
 
-* The state is embedded as text: a string as is, anything else as its compact JSON
-  (separators `,` `:`, raw non-ASCII). Embeddings are L2-normalised, so a dot product is a cosine.
+* The state is embedded as text by one rule, `state_text` (recorded as `state_rendering:
+  "fields/1"`): a string as is; an object of one field as that field's value; an object of several
+  fields as `key: value` lines in the object's order; anything else (a list, a number, an empty
+  object), and every non-string value, as its compact JSON (separators `,` `:`, raw non-ASCII).
+  Embeddings are L2-normalised, so a dot product is a cosine.
 * choice and score: z_i = cos(state, option text i), the option texts being the S2.3 renderings
   (`label: description`, `level i: text`); p = softmax(z / T).
 * noul: a bare `yes, the statement holds` names no statement, so each of the two S2.3 options is
@@ -29,15 +32,35 @@ from .. import questions as Q
 from .base import Runner
 
 DEFAULT_TEMPERATURE = 0.05
-RULE = ("softmax(cos(state, option_i) / T) over L2-normalised embeddings; state text = the string or its "
-        "compact JSON; option texts = S2.3 renderings; noul options are prefixed by the instructions; "
+STATE_RENDERING = "fields/1"
+RULE = ("softmax(cos(state, option_i) / T) over L2-normalised embeddings; state text = state_rendering "
+        "fields/1 (a string as is; one field: its value; several: `key: value` lines; other values compact "
+        "JSON); option texts = S2.3 renderings; noul options are prefixed by the instructions; "
         "choice = argmax, score = sum i*p_i, noul = P(true)")
 _CACHE_LIMIT = 200_000
 
 
-def embedding_text(state: Any) -> str:
-    """Embedder text: the string, else compact JSON (`,` `:`), as RULE records it (not the prompts' spaced JSON)."""
-    return state if isinstance(state, str) else json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+def _value_text(value: Any) -> str:
+    """A string as is, anything else its compact JSON (`,` `:`, raw non-ASCII; not the prompts' spaced JSON)."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def state_text(state: Any) -> str:
+    """The text an embedder reads for a state (rule `fields/1`, STATE_RENDERING; docs/runners.md).
+
+    A string: itself. A non-empty object: one field -> its value's text; several -> one
+    `key: value` line per field, in the object's order, joined by LF. Anything else (a list, a
+    number, null, an empty object): its compact JSON. A value's text is the string itself, else its
+    compact JSON, so nested objects and lists stay on their line.
+    """
+    if isinstance(state, dict) and state:
+        if len(state) == 1:
+            return _value_text(next(iter(state.values())))
+        return "\n".join("%s: %s" % (key, _value_text(value)) for key, value in state.items())
+    return _value_text(state)
+
+
+embedding_text = state_text       # the name bench/ and older callers import
 
 
 def option_embed_texts(body: Dict[str, Any]) -> List[str]:
@@ -143,7 +166,7 @@ class EmbeddingRunner(Runner):
         results: List[Dict[str, Any]] = [{"answers": {}, "facts": {}} for _ in states]
         if not plan or not states:
             return results
-        state_vecs = self._encode([embedding_text(s) for s in states], sort_by_length).astype(np.float64)
+        state_vecs = self._encode([state_text(s) for s in states], sort_by_length).astype(np.float64)
         t = max(0.001, float(self.temperature))
         for qid, body, texts in plan:
             z = state_vecs @ self._options(texts).astype(np.float64).T / t

