@@ -126,7 +126,7 @@ class StagedRun:
             return
         if self._writer is None:
             self._writer = pq.ParquetWriter(str(self.cases_path / (CASE_FILE + _TMP)), DECISION_SCHEMA,
-                                            compression="zstd")
+                                            **parquet_options(DECISION_SCHEMA))
         self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows_written += batch.num_rows
         self._note_slice_sets(batch)
@@ -188,10 +188,20 @@ class StagedRun:
         self.committed = True
 
 
+def parquet_options(schema: pa.Schema) -> dict:
+    """No min/max statistics on floating-point columns. Parquet statistics leave NaN out (the format's
+    rule), and DuckDB (2.0, duckdb/duckdb#25521) folds `x <= 1`, `isnan(x)` and ORDER BY keys against
+    them, so a NaN confidence would silently vanish from, or enter, a user's query. Integer, string and
+    bool columns keep theirs (row-group pruning by run, qid, language)."""
+    def has_float(t: pa.DataType) -> bool:
+        return pa.types.is_floating(t) or (pa.types.is_list(t) and has_float(t.value_type))
+    return {"compression": "zstd", "write_statistics": [f.name for f in schema if not has_float(f.type)]}
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     """Write a whole Parquet file under a temporary name, then give it its name: never seen torn."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, str(path) + _TMP)
+    pq.write_table(table, str(path) + _TMP, **parquet_options(table.schema))
     os.rename(str(path) + _TMP, path)
 
 

@@ -32,11 +32,11 @@ def blocks(doc: Path, lang: str) -> List[str]:
 
 
 def _synthetic_rows(n: int = 400, seed: int = 7) -> List[dict]:
-    """Seeded cases with heavy confidence ties, values outside [0, 1], all three types, slices, latencies."""
+    """Seeded cases with heavy confidence ties, values outside [0, 1], NaN, all three types, slices, latencies."""
     import random
 
     rnd = random.Random(seed)
-    levels = [0.0, 0.2, 1 / 3, 0.5, 0.7333333333333334, 0.8, 0.9, 1.0, 1.2, -0.1]
+    levels = [0.0, 0.2, 1 / 3, 0.5, 0.7333333333333334, 0.8, 0.9, 1.0, 1.2, -0.1, float("nan")]
     rows = []
     for i in range(n):
         qtype = rnd.choice(["choice", "noul", "score"])

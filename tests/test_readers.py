@@ -157,3 +157,24 @@ def test_runs_says_on_stderr_what_dead_writers_left(store):
                                           "writers that died in %s; `laya-cases gc` removes them"
                                           % (store / "warehouse").resolve()]
     assert "orphan" not in result.stdout
+
+
+def test_a_nan_confidence_is_seen_by_a_plain_duckdb_query(tmp_path):
+    """Case files carry no float min/max statistics: DuckDB would fold `conf <= 1` and `isnan(conf)` against
+    statistics that leave NaN out (duckdb/duckdb#25521), and a NaN confidence would vanish from the answer."""
+    import duckdb
+
+    from laya_cases.ingest import ingest
+    from laya_cases.warehouse import Warehouse
+
+    rows = [{"state": s, "questions": {"q": {"type": "noul"}}, "expected": {"q": True},
+             "answers": {"q": {"type": "noul", "noul": 0.9, "answer_confidence": c}}}
+            for s, c in (("a", 0.25), ("b", float("nan")), ("c", 1.0))]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ingest(Warehouse(tmp_path / "wh"), str(path), run_id="r")
+    glob = (tmp_path / "wh" / "cases" / "run_id=*" / "*.parquet").as_posix()
+    got = duckdb.sql("SELECT count(*) FILTER (WHERE confidence <= 1), count(*) FILTER (WHERE isnan(confidence)) "
+                     "FROM read_parquet('%s')" % glob).fetchall()[0]
+    assert got == (2, 1)
+    assert duckdb.sql("SELECT count(*) FROM read_parquet('%s') WHERE isnan(confidence)" % glob).fetchall() == [(1,)]
