@@ -101,11 +101,45 @@ def exact_total(s0, s1, s2, s3, rest, count=None) -> Optional[float]:
     return rounded / float(count) if count else rounded
 
 
+# ---------------------------------------------------------------------------- memory (docs/report.md)
+MEMORY_ENV, TEMP_ENV = "LAYA_CASES_MEMORY_LIMIT", "LAYA_CASES_TEMP_DIR"
+DEFAULT_MEMORY_LIMIT = "50%"                 # of physical RAM; DuckDB's own default is 80%
+_SIZE = re.compile(r"^\s*(\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)|\d+(\.\d+)?\s*%)\s*$", re.IGNORECASE)
+
+
+def memory_settings() -> Dict[str, str]:
+    """{"memory_limit", "temp_directory"} every connection gets: DuckDB works within the limit and
+    spills what does not fit to the temp directory (per process, removed when the connection closes).
+    $LAYA_CASES_MEMORY_LIMIT: a size ("1.5GB", "800MiB") or a share of RAM ("25%");
+    $LAYA_CASES_TEMP_DIR: where to spill [default: <system temp>/laya-cases-<uid>/<pid>]."""
+    import os
+    import tempfile
+
+    from . import UsageError
+
+    limit = os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY_LIMIT
+    if not _SIZE.match(limit):
+        raise UsageError("%s must be a size such as 2GB or 800MiB, or a share of RAM such as 25%%, got %r"
+                         % (MEMORY_ENV, limit[:60]))
+    temp = os.environ.get(TEMP_ENV)
+    if not temp:
+        parent = os.path.join(tempfile.gettempdir(), "laya-cases-%s" % getattr(os, "getuid", lambda: "user")())
+        try:
+            os.makedirs(parent, mode=0o700, exist_ok=True)     # DuckDB makes the last level only
+        except OSError:
+            parent = tempfile.gettempdir()
+        temp = os.path.join(parent, str(os.getpid()))
+    return {"memory_limit": limit.strip(), "temp_directory": temp}
+
+
 def prepare_connection(con: duckdb.DuckDBPyConnection) -> None:
-    """Register lc_exact_total and the macros every metric file may call."""
+    """Memory limit and spill directory (memory_settings); lc_exact_total and the macros every metric
+    file may call."""
     from duckdb.sqltypes import DOUBLE, HUGEINT
 
     con.execute("SET enable_progress_bar = false")     # our own bars go to stderr; DuckDB's would mix in
+    for name, value in memory_settings().items():
+        con.execute("SET %s = '%s'" % (name, value.replace("'", "''")))
 
     limbs = [HUGEINT, HUGEINT, HUGEINT, HUGEINT, duckdb.list_type(duckdb.list_type(DOUBLE)), HUGEINT]
     con.create_function("lc_exact_total", exact_total, limbs, DOUBLE, null_handling="special", side_effects=False)

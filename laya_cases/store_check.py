@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .schema import REQUIRED_COLUMNS, RUN_SCHEMA, SLICE_SET_SCHEMA
@@ -91,6 +90,8 @@ def check(wh) -> List[str]:
 
 def _count_problems(wh, run_id: str) -> List[str]:
     """Decode every page of the run's files; compare the records with the runs row's counts."""
+    import pyarrow.compute as pc                # slow to import (~0.1 s): only `check` needs it
+
     entry = wh.run_entry(run_id)
     try:
         run = pq.read_table(str(wh.run_file(run_id))).to_pylist()[0]
