@@ -11,6 +11,7 @@ IDENTITY_KEYS = ("schema", "dataset_sha256", "questions_sha256")
 IDENTITY_LABELS = {"schema": "report schema", "dataset_sha256": "dataset bytes",
                    "questions_sha256": "question schema"}
 TOURNAMENT_SCHEMA = "laya-tournament-evals-report/1"
+SHORTLIST_SCHEMA = "laya-shortlist-evals-report/1"
 COVERAGE_METRIC_DEFINITION = 2
 
 
@@ -99,7 +100,16 @@ def comparability_reasons(config: Dict[str, Any], baseline: Any) -> List[str]:
         here, there = config.get("tournament_group_size"), other.get("tournament_group_size")
         if here is None or there is None or here != there:
             reasons.append("tournament group size: baseline is %s, this run is %s" % (there, here))
+    if config.get("schema") == other.get("schema") == SHORTLIST_SCHEMA:     # S7.19: k is part of the measurement
+        here, there = (_k(config), _k(other))
+        if here is None or there is None or here != there:
+            reasons.append("shortlist k: baseline is %s, this run is %s" % (there, here))
     return reasons
+
+
+def _k(config: Dict[str, Any]) -> Any:
+    block = config.get("shortlist")
+    return block.get("k") if isinstance(block, dict) else None
 
 
 def comparability_failure(config: Dict[str, Any], baseline: Any) -> Optional[str]:

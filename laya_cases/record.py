@@ -103,8 +103,8 @@ class RunRecorder:
         """Write what is buffered and the run row (S5 identity added to `config`); the run is visible."""
         self._staged.write(self.buffer.take())
         questions_sha = identity.questions_sha256(self._question_sets.values())
-        config = dict(config, schema=identity.REPORT_SCHEMA, questions_sha256=questions_sha,
-                      coverage_metric_definition=identity.COVERAGE_METRIC_DEFINITION)
+        config = dict({"schema": identity.REPORT_SCHEMA}, **config)        # a harness may name its own schema
+        config.update(questions_sha256=questions_sha, coverage_metric_definition=identity.COVERAGE_METRIC_DEFINITION)
         settings = dict(settings, laya_cases_version=__version__)
         self._staged.commit({
             "schema_version": SCHEMA_VERSION,

@@ -17,6 +17,7 @@ from . import UsageError
 from . import catalogue
 from . import sql as sqlfiles
 from .answers import score_within_key
+from .shortlist import metrics as shortlist_metrics
 
 DIMENSIONS = ("language", "model", "qid", "tag")
 #: What the report publishes and how is the metric catalogue (laya_cases/catalogue.py, the headers
@@ -116,6 +117,9 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     for name, path, params in runs:
         _collect(m, sqlfiles.rows(sqlfiles.query(con, path, _bind_run(path, params, run_id))), name)
         m.requested.append(name)
+    names, rows = shortlist_metrics.collect(con, run_id)       # S7.19, S7.20: shortlist/tournament runs only
+    _collect(m, rows)
+    m.requested.extend(names)
     for name, path, params in extension_cuts(options):
         _collect(m, sqlfiles.rows(sqlfiles.query(con, path, _bind_run(path, params, run_id))), name)
     for row in sqlfiles.rows(con.execute("SELECT * FROM reliability ORDER BY dim, key, bin")):

@@ -346,11 +346,13 @@ class _Inference:
 def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
             clock: Callable[[], float] = time.perf_counter,
             progress: Optional[Callable[[int], None]] = None,
-            on_loaded: Optional[Callable[[int], None]] = None) -> RecordedRun:
+            on_loaded: Optional[Callable[[int], None]] = None,
+            extend_config: Optional[Callable[[Dict[str, Any]], None]] = None) -> RecordedRun:
     """Run the model over the dataset and commit the run; returns its id and counts.
 
     `runner` replaces the --model resolution (tests, benchmarks); `clock` returns seconds and times
-    each call; `on_loaded(total_rows)` is called once the dataset and model are ready.
+    each call; `on_loaded(total_rows)` is called once the dataset and model are ready;
+    `extend_config(config)` may add a harness's block to the report config just before the commit.
     """
     check_options(opts)
     run_id = opts.run_id or new_run_id()
@@ -367,7 +369,9 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     dataset_sha = I.file_sha256(opts.dataset)
     with recorder.staging():
         inference.run(recorder, progress)
-        info = inference.info
+        info, config = inference.info, inference.config(dataset_sha)
+        if extend_config is not None:
+            extend_config(config)
         return recorder.commit(kind="run", dataset=opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
                                model_id=info.model_id, model_revision=info.revision,
-                               config=inference.config(dataset_sha), settings=inference.settings())
+                               config=config, settings=inference.settings())

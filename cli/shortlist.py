@@ -1,0 +1,68 @@
+"""`laya-cases shortlist`: retrieval (or a tournament) before the decision, committed and reported (S7.17-S7.20)."""
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from laya_cases import UsageError
+from laya_cases.report_request import ReportRequest
+from laya_cases_cli import console
+from laya_cases_cli.app import app, warehouse_of
+from laya_cases_cli.options import WAREHOUSE, report_options
+from laya_cases_cli.store import emit_report
+
+
+@app.command("shortlist")
+@report_options
+def shortlist_command(
+    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset of choice questions (S1, S7.17)."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="M", help="The decision model, as for `run` "
+                                        "[default: minilm]."),
+    k: int = typer.Option(20, "--k", metavar="K", help="Labels kept by retrieval (k >= the label count: "
+                          "pass-through, the embedder is not called)."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", metavar="E", help="Sentence embedder that ranks "
+                                           "the labels: minilm or use-multilingual [default: minilm]."),
+    tournament: bool = typer.Option(False, "--tournament", help="No retrieval: the decision model answers the "
+                                    "labels in groups of --group-size, winners advance (S7.20)."),
+    group_size: int = typer.Option(16, "--group-size", metavar="G", help="Tournament group size (>= 2)."),
+    device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runners support."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
+    warehouse: Optional[Path] = WAREHOUSE,
+    report: ReportRequest = None,
+) -> None:
+    """Narrow each choice before the model decides; commit and report the run.
+
+    Retrieval keeps the top --k labels by cosine between the state and each label (ties keep the
+    earlier label); the decision model answers on the kept labels. Each case stores the kept labels,
+    their scores and its status (correct / retrieval_miss / decision_miss); the report adds
+    shortlist_recall_at_k and shortlist_accuracy_on_recalled overall and per slice, while
+    choice_accuracy stays end to end. With --tournament: elimination_miss / final_choice_miss,
+    tournament_survival_rate and tournament_accuracy_on_survivors. See docs/shortlist.md.
+
+    \b
+    Examples:
+      laya-cases shortlist banking77.jsonl --model minilm --k 10 --embedder minilm
+      laya-cases shortlist banking77.jsonl --model ckpt/ --tournament --group-size 16
+    """
+    from laya_cases.run import RunnerCrash
+    from laya_cases.shortlist.harness import ShortlistOptions, execute
+    from laya_cases_cli.progress import RowProgress
+
+    if tournament and embedder is not None:
+        raise UsageError("--embedder: a tournament uses no embedder (drop --embedder or --tournament)")
+    opts = ShortlistOptions(dataset=str(dataset), model=model, k=k, embedder=embedder or "minilm",
+                            tournament=tournament, group_size=group_size, run_id=run_id, device=device)
+    options = report.options()
+    wh = warehouse_of(warehouse)
+    try:
+        with RowProgress("shortlist", waiting="loading the models") as bar:
+            recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
+    except RunnerCrash as crash:
+        traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
+        console.note(str(crash))
+        raise typer.Exit(1)
+    console.committed(recorded.run_id, wh.root, recorded.n_errors)
+    emit_report(wh, recorded.run_id, report, options)

@@ -1,0 +1,263 @@
+"""Shortlist and tournament (S7.17-S7.20): T7.5 and T7.6 exactly, retrieval rules, the stored facts,
+the report's metrics per slice (SQL), config and comparability, and the numbers re-derived in DuckDB."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List
+
+import duckdb
+import numpy as np
+import pytest
+
+from helpers import ROOT, write_jsonl
+from laya_cases import UsageError
+from laya_cases import report as R
+from laya_cases.gate_documents import comparability_reasons
+from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs
+from laya_cases.shortlist import retrieval
+from laya_cases.shortlist.harness import ShortlistOptions, execute
+from laya_cases.warehouse import Warehouse
+
+LABELS = ["a", "b", "c", "d"]
+
+
+class PreferenceRunnerDouble(Runner):
+    """A scripted decision runner: each state names its preference order over labels; it answers
+    every choice question with the first preferred label among the options it is shown (else the
+    first option; 0.7 on it, the rest shared), and records each question set it was asked."""
+
+    name = "preference-double"
+    capabilities = Capabilities()
+
+    def __init__(self, prefs: Dict[str, List[str]], logits: bool = False) -> None:
+        self.prefs, self.logits = prefs, logits
+        self.asked: List[Dict[str, Any]] = []
+        self.info = RunnerInfo(runner=self.name, model_id="preference-double", revision="r1")
+
+    def predict_batch(self, states, questions, **kwargs):
+        out = []
+        for state in states:
+            self.asked.append(questions)
+            answers, facts = {}, {}
+            for qid, body in questions.items():
+                labels = list(body["criteria"])
+                pick = next((l for l in self.prefs[state] if l in labels), labels[0])
+                probs = [0.7 if l == pick else 0.3 / max(1, len(labels) - 1) for l in labels]
+                answers[qid] = answer_from_probs(body, probs)
+                if self.logits:
+                    facts[qid] = {"logits": [float(LABELS.index(l)) for l in labels]}
+            out.append({"answers": answers, "facts": facts})
+        return out
+
+
+class ScriptedEmbedderDouble:
+    """A scripted embedder: option text `x` is the one-hot vector of label x; the query (last line =
+    the state) is the state's scripted weight vector. Counts its calls."""
+
+    def __init__(self, queries: Dict[str, List[float]]) -> None:
+        self.queries, self.calls = queries, 0
+
+    def __call__(self, texts):
+        self.calls += 1
+        rows = []
+        for text in texts:
+            if text in LABELS:
+                rows.append(np.eye(len(LABELS))[LABELS.index(text)])
+            else:
+                rows.append(np.array(self.queries[text.splitlines()[-1]], dtype=float))
+        return np.stack(rows)
+
+
+class RefusingEmbedderDouble:
+    def __call__(self, texts):
+        raise AssertionError("the embedder must not be called on pass-through")
+
+
+def _dataset(tmp_path, rows):
+    path = tmp_path / "ds.jsonl"
+    write_jsonl(path, [{"state": s, "language": lang, "questions": {"intent": {"type": "choice",
+                        "instructions": "Which intent?", "criteria": LABELS}}, "expected": {"intent": gold}}
+                       for s, lang, gold in rows])
+    return str(path)
+
+
+def _report(wh, rid):
+    return R.build(wh.connect([rid]), rid, R.Options(include_cases=False))
+
+
+# ---------------------------------------------------------------------------- T7.5
+T75_ROWS = [("r1", "en", "a"), ("r2", "en", "a"), ("r3", "de", "c"), ("r4", "de", "a")]
+T75_PREFS = {"r1": ["a"], "r2": ["b", "a"], "r3": ["a"], "r4": ["b"]}
+T75_QUERIES = {s: [1.0, 0.5, 0.0, -0.2] for s, _, _ in T75_ROWS}     # keeps a, b (k = 2)
+
+
+def _t75(tmp_path, **kw):
+    wh = Warehouse(tmp_path / "wh")
+    embed = ScriptedEmbedderDouble(T75_QUERIES)
+    runner = PreferenceRunnerDouble(T75_PREFS, **kw)
+    rec = execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=2, run_id="t75"), runner=runner,
+                  embed=embed, embedder_id="scripted-embedder")
+    return wh, rec.run_id, runner, embed
+
+
+def test_t7_5_statuses_and_metrics(tmp_path):
+    wh, rid, runner, embed = _t75(tmp_path)
+    doc = _report(wh, rid)
+    assert doc["overall"]["shortlist_recall_at_k"] == 0.75
+    assert doc["overall"]["shortlist_accuracy_on_recalled"] == 1 / 3
+    assert doc["overall"]["choice_accuracy"] == 0.25
+    en, de = doc["slices"]["language"]["en"], doc["slices"]["language"]["de"]
+    assert (en["shortlist_recall_at_k"], en["shortlist_accuracy_on_recalled"]) == (1.0, 0.5)
+    assert (de["shortlist_recall_at_k"], de["shortlist_accuracy_on_recalled"]) == (0.5, 0.0)
+    assert doc["slices"]["qid"]["intent"]["shortlist_recall_at_k"] == 0.75
+    assert doc["extensions"]["overall"]["shortlist_recall_at_k"] == {"n": 4, "hits": 3}
+    config = doc["config"]
+    assert config["schema"] == "laya-shortlist-evals-report/1"
+    assert config["shortlist"] == {"k": 2, "checkpoint_id": "preference-double@r1",
+                                   "embedder_id": "scripted-embedder",
+                                   "counts": {"correct": 1, "retrieval_miss": 1, "decision_miss": 2}}
+    assert config["dataset_sha256"] and config["dataset"].endswith("ds.jsonl")
+    assert embed.calls == 4 and all(list(q["intent"]["criteria"]) == ["a", "b"] for q in runner.asked)
+    rows = wh.connect([rid]).execute("SELECT shortlist_status, shortlist_labels, shortlist_scores FROM cases "
+                                     "ORDER BY row_index").fetchall()
+    assert [r[0] for r in rows] == ["correct", "decision_miss", "retrieval_miss", "decision_miss"]
+    assert rows[0][1] == ["a", "b"]
+    assert rows[0][2] == pytest.approx([1 / np.linalg.norm([1, .5, 0, -.2]), .5 / np.linalg.norm([1, .5, 0, -.2])])
+
+
+def test_t7_5_accuracy_on_recalled_is_absent_when_nothing_was_recalled(tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    rows = [("r1", "en", "c"), ("r2", "de", "a")]
+    queries = {"r1": [1, 0.5, 0, 0], "r2": [1, 0.5, 0, 0]}
+    rid = execute(wh, ShortlistOptions(_dataset(tmp_path, rows), k=2, run_id="x"),
+                  runner=PreferenceRunnerDouble({"r1": ["a"], "r2": ["a"]}),
+                  embed=ScriptedEmbedderDouble(queries), embedder_id="e").run_id
+    doc = _report(wh, rid)
+    en = doc["slices"]["language"]["en"]
+    assert en["shortlist_recall_at_k"] == 0.0 and "shortlist_accuracy_on_recalled" not in en
+    assert doc["extensions"]["slices"]["language"]["en"]["shortlist_accuracy_on_recalled"]["reason"] \
+        == "no_applicable_case"
+    assert doc["overall"]["shortlist_accuracy_on_recalled"] == 1.0
+
+
+def test_logits_of_the_narrowed_question_are_stored_in_the_original_option_order(tmp_path):
+    wh, rid, _, _ = _t75(tmp_path, logits=True)
+    logits = wh.connect([rid]).execute("SELECT logits FROM cases WHERE row_index = 0").fetchone()[0]
+    assert logits == [0.0, 1.0, None, None]
+
+
+def test_the_shortlist_sql_re_derives_from_the_store_as_docs_shortlist_md_says(tmp_path):
+    """docs/shortlist.md's plain-DuckDB query gives the report's numbers (T7.5), no model loaded."""
+    wh, rid, _, _ = _t75(tmp_path)
+    text = (ROOT / "docs" / "shortlist.md").read_text(encoding="utf-8")
+    query = text.split("```sql\n", 1)[1].split("```", 1)[0]
+    con = duckdb.connect()
+    got = con.execute(query.replace("warehouse/", str(wh.root) + "/")).fetchall()
+    assert ("t75", None, 4, 0.75, 1 / 3) in got
+    assert ("t75", "de", 2, 0.5, 0.0) in got and ("t75", "en", 2, 1.0, 0.5) in got
+
+
+# ---------------------------------------------------------------------------- S7.18
+def test_ties_keep_the_earlier_label_and_scores_are_signed():
+    body = {"type": "choice", "instructions": "i", "criteria": LABELS}
+    embed = ScriptedEmbedderDouble({"s": [-0.5, 0.3, 0.3, -0.5]})
+    ranked = retrieval.rank("s", body, embed, 3)
+    assert ranked.labels == ["b", "c", "a"] and not ranked.passthrough
+    assert ranked.scores[2] < 0 and ranked.scores[0] == ranked.scores[1]
+
+
+def test_passthrough_when_k_reaches_n_calls_no_embedder(tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    rid = execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=4, run_id="p"),
+                  runner=PreferenceRunnerDouble(T75_PREFS), embed=RefusingEmbedderDouble(),
+                  embedder_id="e").run_id
+    rows = wh.connect([rid]).execute("SELECT shortlist_labels, shortlist_scores FROM cases").fetchall()
+    assert rows and all(r == (LABELS, None) for r in rows)
+    assert _report(wh, rid)["overall"]["shortlist_recall_at_k"] == 1.0
+
+
+def test_an_answer_outside_the_shortlist_is_an_error_and_nothing_is_committed(tmp_path):
+    class OutsideDouble(PreferenceRunnerDouble):
+        def predict_batch(self, states, questions, **kwargs):
+            return [{"answers": {"intent": {"type": "choice", "choice": "d", "probabilities": {"d": 1.0}}}}
+                    for _ in states]
+
+    from laya_cases.run import RunnerCrash
+
+    wh = Warehouse(tmp_path / "wh")
+    with pytest.raises(RunnerCrash, match="outside the shortlist"):
+        execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=2, run_id="o"),
+                runner=OutsideDouble({}), embed=ScriptedEmbedderDouble(T75_QUERIES), embedder_id="e")
+    assert not wh.has_run("o")
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([("r1", "en", "z")], "row 0 question 'intent': expected label 'z' is not in criteria"),
+    ([("r1", "en", True)], "expected label True is not in criteria"),
+])
+def test_s7_17_setup_is_checked_before_anything_loads(tmp_path, rows, message):
+    wh = Warehouse(tmp_path / "wh")
+    with pytest.raises(UsageError, match=message.replace("(", r"\(")):
+        execute(wh, ShortlistOptions(_dataset(tmp_path, rows), k=2), runner=PreferenceRunnerDouble({}),
+                embed=RefusingEmbedderDouble(), embedder_id="e")
+    with pytest.raises(UsageError, match="--k must be an integer >= 1"):
+        execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=0), runner=PreferenceRunnerDouble({}),
+                embed=RefusingEmbedderDouble(), embedder_id="e")
+    assert wh.connect().execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+# ---------------------------------------------------------------------------- T7.6
+T76_ROWS = [("r1", "en", "a"), ("r2", "en", "c"), ("r3", "de", "b"), ("r4", "de", "a")]
+T76_PREFS = {"r1": ["a"], "r2": ["c"], "r3": ["a", "c"], "r4": ["c", "a"]}
+
+
+def test_t7_6_tournament_survival_and_accuracy_on_survivors(tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    runner = PreferenceRunnerDouble(T76_PREFS)
+    rid = execute(wh, ShortlistOptions(_dataset(tmp_path, T76_ROWS), tournament=True, group_size=2,
+                                       run_id="t76"), runner=runner).run_id
+    doc = _report(wh, rid)
+    assert doc["overall"]["tournament_survival_rate"] == 0.75
+    assert doc["overall"]["tournament_accuracy_on_survivors"] == 2 / 3
+    assert "shortlist_recall_at_k" not in doc["overall"]
+    config = doc["config"]
+    assert config["schema"] == "laya-tournament-evals-report/1" and config["tournament_group_size"] == 2
+    assert config["tournament"]["counts"] == {"correct": 2, "elimination_miss": 1, "final_choice_miss": 1}
+    statuses = wh.connect([rid]).execute("SELECT shortlist_status, shortlist_labels FROM cases "
+                                         "ORDER BY row_index").fetchall()
+    assert statuses == [("correct", ["a", "c"]), ("correct", ["a", "c"]), ("elimination_miss", ["a", "c"]),
+                        ("final_choice_miss", ["a", "c"])]
+    # round 1 asks both groups in one call, then the finalists
+    assert [sorted(map(tuple, (list(b["criteria"]) for b in q.values()))) for q in runner.asked[:2]] == \
+        [[("a", "b"), ("c", "d")], [("a", "c")]]
+
+
+def test_groups_are_near_equal_and_in_order():
+    assert retrieval.groups(list("abcdefghij"), 4) == [list("abc"), list("def"), list("ghij")]
+    assert retrieval.groups(list("ab"), 2) == [list("ab")]
+
+
+# ---------------------------------------------------------------------------- comparability
+def test_comparability_needs_equal_k_and_group_size():
+    base = {"schema": "laya-shortlist-evals-report/1", "shortlist": {"k": 10}}
+    assert comparability_reasons(dict(base), {"config": dict(base)}) == []
+    reasons = comparability_reasons(dict(base, shortlist={"k": 20}), {"config": base})
+    assert reasons == ["shortlist k: baseline is 10, this run is 20"]
+    t = {"schema": "laya-tournament-evals-report/1", "tournament_group_size": 16}
+    assert comparability_reasons(dict(t, tournament_group_size=8), {"config": t}) == \
+        ["tournament group size: baseline is 16, this run is 8"]
+    plain = {"schema": "laya-evals-report/1"}
+    assert comparability_reasons(plain, {"config": base})[0].startswith("schema (report schema)")
+
+
+def test_an_ordinary_run_gets_no_shortlist_metric(tmp_path):
+    from doubles import ExplodingRunnerDouble
+    from laya_cases.run import RunOptions, execute as run_execute
+
+    wh = Warehouse(tmp_path / "wh")
+    path = _dataset(tmp_path, [("money r1", "en", "a")])
+    rid = run_execute(wh, RunOptions(path, run_id="plain"), runner=ExplodingRunnerDouble()).run_id
+    doc = _report(wh, rid)
+    assert not [m for m in doc["overall"] if m.startswith(("shortlist", "tournament"))]
+    assert doc["config"]["schema"] == "laya-evals-report/1"
+    assert json.dumps(doc["extensions"]).count("shortlist") == 0
