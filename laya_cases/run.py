@@ -39,7 +39,7 @@ BATCH_STATES = "states"
 FACT_COLUMNS = ("raw_text", "parsed", "relevance_score", "temperature", "temperature_bucket",
                 "shortlist_status", "variant", "parent_case_id", "logits", "temperature_clamped",
                 "temperature_unclamped", "slot_order", "presented_labels", "shortlist_labels",
-                "shortlist_scores", "no_score", "native_score", "truncated")
+                "shortlist_scores", "no_score", "native_score", "truncated", "state_json")
 _VERSIONED = ("laya-cases", "torch", "transformers", "duckdb", "pyarrow", "numpy", "polars")
 
 assert all(DECISION_SCHEMA.get_field_index(c) >= 0 for c in FACT_COLUMNS)

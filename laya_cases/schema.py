@@ -89,6 +89,7 @@ COLUMNS = [
     ("no_score", _F, "Normalised no score of a scoring model (S8.5)."),
     ("native_score", _F, "The scoring model's native score (logit, cosine, ...) (S8.5)."),
     ("truncated", _B, "A generation that exhausted its token budget (S8.3)."),
+    ("state_json", _S, "The row's state as compact JSON, for harnesses whose per-case record includes it (S7.7)."),
 ]
 
 #: Columns every readable case file has; the ones /3 added are optional (older runs read them as null).
