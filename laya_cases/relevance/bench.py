@@ -1,0 +1,172 @@
+"""`laya-cases relevance run`: one committed run per (model, language) through `laya_cases.run.execute`.
+
+Per language the manifest's rows become an S1 dataset (state {question, sentence}, one noul question
+`relevant`, gold = the label is the positive one, `item_id` = source_item_id), written once under
+<warehouse>/relevance/datasets/ and named by its SHA-256, which is the run's benchmark SHA-256:
+runs are comparable only when it is equal (S8.10). The run id is <prefix>-<language>; a language
+whose run is already committed with the same benchmark SHA-256, model and prompt is not redone, so
+re-running an interrupted benchmark finishes only what is missing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from .. import UsageError, shorten
+from ..runners import registry
+from ..warehouse import Warehouse, validate_run_id
+from . import manifest as M
+from .facts import Measured
+
+MINILM_NAMES = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+MINILM_RUNNER = "minilm-relevance"
+SEED = 0
+
+
+@dataclass
+class BenchOptions:
+    data: Optional[str] = None
+    manifest: Optional[str] = None
+    data_root: Optional[str] = None
+    model: str = "minilm"
+    runner: Optional[str] = None
+    name: Optional[str] = None
+    langs: Optional[List[str]] = None
+    template: Optional[str] = None
+    run_id: Optional[str] = None          # the prefix: runs are <prefix>-<language>
+    limit: Optional[int] = None           # first N rows of each language (file order)
+    batch_size: int = 16
+    device: Optional[str] = None
+    revision: Optional[str] = None
+
+
+@dataclass
+class Pair:
+    language: str
+    run_id: str
+    dataset: str
+    benchmark_sha256: str
+    n_items: int
+    status: str = "pending"               # pending | done (committed before) | committed
+
+
+def slug(text: str) -> str:
+    tail = Path(text.rstrip("/")).name or text
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-.") or "model"
+
+
+def _runner_choice(opts: BenchOptions):
+    """(runner name or None, model argument, class)."""
+    if opts.runner is None and opts.model in MINILM_NAMES:
+        from ..runners.minilm_relevance import MiniLMRelevanceRunner
+
+        if MINILM_RUNNER not in registry.names():
+            registry.register(MINILM_RUNNER, MiniLMRelevanceRunner)
+        return MINILM_RUNNER, None, registry.get_class(MINILM_RUNNER)
+    name, cls, arg = registry.resolve(opts.model, opts.runner)
+    return name, (opts.model if arg is None and opts.runner is None else arg), cls
+
+
+def _check_runner(opts: BenchOptions, name: str, cls: Any) -> bool:
+    """Refuse what the runner cannot do; returns whether it reads a prompt template."""
+    from ..runners.hf_base import CausalLMRunner
+
+    if "noul" not in cls.capabilities.question_types:
+        raise UsageError("--model %s: the %s runner does not answer yes/no (noul) questions" % (opts.model, name))
+    prompted = isinstance(cls, type) and issubclass(cls, CausalLMRunner)
+    if opts.template is not None:
+        if not prompted:
+            raise UsageError("--template: the %s runner reads no prompt" % name)
+        from ..runners import hf_common as H
+
+        try:
+            H.read_template(opts.template, H.YESNO_TEMPLATE)
+        except ValueError as exc:
+            raise UsageError("--template: %s" % exc) from None
+    return prompted
+
+
+def write_dataset(wh: Warehouse, bench: str, language: str, rows: List[Dict[str, Any]]) -> tuple:
+    """(path, SHA-256) of the language's S1 dataset, content-addressed under <warehouse>/relevance/datasets/."""
+    data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode("utf-8")
+    sha = hashlib.sha256(data).hexdigest()
+    folder = Path(wh.root) / "relevance" / "datasets"
+    path = folder / ("%s-%s-%s.jsonl" % (slug(bench), slug(language), sha[:16]))
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    return str(path), sha
+
+
+def committed_facts(wh: Warehouse, run_id: str) -> Dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    settings = pq.read_table(wh.run_file(run_id), columns=["settings_json"]).column(0)[0].as_py()
+    facts = json.loads(settings or "{}").get("relevance")
+    return facts if isinstance(facts, dict) else {}
+
+
+def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optional[str]):
+    """Every requested language's dataset written and its run id checked, before any model loads."""
+    bench = M.open_benchmark(opts.data, opts.manifest, opts.data_root)
+    prefix = opts.run_id or "rel-%s" % slug(model_name)
+    pairs = []
+    for lang in bench.pick(opts.langs):
+        run_id = validate_run_id("%s-%s" % (prefix, slug(lang.language)))
+        rows = M.dataset_rows(lang, bench.instructions, opts.limit)
+        path, sha = write_dataset(wh, bench.name, lang.language, rows)
+        pair = Pair(lang.language, run_id, path, sha, len(rows))
+        if wh.has_run(run_id):
+            done = committed_facts(wh, run_id)
+            same = (done.get("benchmark_sha256"), done.get("model_name"), done.get("prompt_sha256"))
+            if same != (sha, model_name, prompt_sha) and not (prompt_sha is None and same[:2] == (sha, model_name)):
+                raise UsageError("run %s exists for another benchmark, model or prompt (%s); pass another --run-id"
+                                 % (run_id, shorten(json.dumps(dict(zip(("benchmark_sha256", "model_name",
+                                                                        "prompt_sha256"), same))), 200)))
+            pair.status = "done"
+        pairs.append(pair)
+    return bench, pairs
+
+
+def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], None] = lambda s: None,
+                  progress: Optional[Callable[[int], None]] = None) -> List[Pair]:
+    """Run the model over every pending language; returns each pair with its status."""
+    from ..run import RunOptions, execute
+
+    if opts.limit is not None and opts.limit < 1:
+        raise UsageError("--limit must be >= 1, got %d" % opts.limit)
+    name, model_arg, cls = _runner_choice(opts)
+    prompted = _check_runner(opts, name, cls)
+    model_name = opts.name or (opts.model if opts.runner is None else "%s-%s" % (slug(opts.model), name))
+    prompt_sha = None
+    if opts.template is not None:
+        from ..runners import hf_common as H
+
+        prompt_sha = H.read_template(opts.template, H.YESNO_TEMPLATE)[1]
+    bench, pairs = plan(wh, opts, model_name, prompt_sha)
+    pending = [p for p in pairs if p.status == "pending"]
+    for p in pairs:
+        if p.status == "done":
+            note("%s: run %s is committed, not redone" % (p.language, p.run_id))
+    if not pending:
+        return pairs
+    extra = {"prompt": opts.template} if (prompted and opts.template is not None) else {}
+    inner = registry.load(model_arg, name, device=opts.device, revision=opts.revision,
+                          batch_size=opts.batch_size, **extra)
+    for p in pending:
+        facts = {"benchmark": bench.name, "manifest_sha256": bench.sha256, "language": p.language,
+                 "model_name": model_name, "model": opts.model, "runner_requested": opts.runner,
+                 "benchmark_sha256": p.benchmark_sha256, "limit": opts.limit, "batch_size": opts.batch_size,
+                 "seed": SEED, "run_name": p.run_id, "n_items_planned": p.n_items}
+        measured = Measured(inner, facts)
+        note("%s: %d items -> run %s" % (p.language, p.n_items, p.run_id))
+        execute(wh, RunOptions(dataset=p.dataset, model=model_name, batch_size=opts.batch_size, run_id=p.run_id,
+                               device=opts.device, revision=opts.revision), runner=measured, progress=progress)
+        p.status = "committed"
+    return pairs
