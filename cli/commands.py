@@ -4,6 +4,7 @@ from laya_cases_cli import gates  # noqa: F401
 from laya_cases_cli import export  # noqa: F401
 from laya_cases_cli import run  # noqa: F401
 from laya_cases_cli import shortlist  # noqa: F401
+from laya_cases_cli import robustness  # noqa: F401
 from laya_cases_cli.app import app
 
 # `laya-cases --help` lists the commands in this order: the everyday flow first, tools last.

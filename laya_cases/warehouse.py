@@ -132,11 +132,12 @@ class Warehouse:
             raise UsageError(damaged_message(run_id, problem))
         return run_id
 
-    def connect(self, run_ids: Optional[List[str]] = None) -> duckdb.DuckDBPyConnection:
+    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with views `decisions` (every record), `cases` (records that are cases),
         `errors` (failed calls and missing answers), `runs` and `slice_sets`, over committed runs (all,
         or the ones named). A damaged run is left out of all and noted in `self.damaged`; naming one
-        is a UsageError."""
+        is a UsageError. Named runs (reports, diffs, plots, gates) read a robustness run's baseline
+        rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row."""
         from .sql import prepare_connection
         from .store_check import run_problem
 
@@ -158,6 +159,11 @@ class Warehouse:
         _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids], RUN_SCHEMA)
         _view(con, "slice_sets", [str(self.slice_set_file(rid).resolve()) for rid in ids], SLICE_SET_SCHEMA,
               run_id=run_id)
+        if run_ids is not None and not variants and ids and con.execute(
+                "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0]:
+            con.execute("ALTER VIEW decisions RENAME TO decisions_all")
+            con.execute("CREATE VIEW decisions AS SELECT * FROM decisions_all "
+                        "WHERE variant IS NULL OR variant = 'baseline'")
         con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
         con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
         return con
