@@ -66,3 +66,28 @@ def shortlist_command(
         raise typer.Exit(1)
     console.committed(recorded.run_id, wh.root, recorded.n_errors)
     emit_report(wh, recorded.run_id, report, options)
+
+
+@app.command("banking77")
+def banking77_command(
+    out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the dataset (JSON Lines)."),
+    rows: Optional[int] = typer.Option(None, "--rows", metavar="N", help="At most N rows [default: all 3,080]."),
+    every: int = typer.Option(1, "--every", metavar="S", help="Keep every S-th row (the split is sorted by "
+                              "intent, 40 rows each: --every 40 gives one row per intent)."),
+    source: Optional[Path] = typer.Option(None, "--source", metavar="DIR", help="BANKING77 folder "
+                                          "[default: $LAYA_CASES_SHARED/data/banking77]."),
+) -> None:
+    """Write a BANKING77 dataset for `shortlist` (77-label choice questions).
+
+    \b
+    Example:
+      laya-cases banking77 --out b77.jsonl --every 40
+    """
+    from laya_cases.shortlist import banking77
+
+    if rows is not None and rows < 1:
+        raise UsageError("--rows must be >= 1, got %d" % rows)
+    if every < 1:
+        raise UsageError("--every must be >= 1, got %d" % every)
+    n = banking77.write(out, source=source, n_rows=rows, every=every)
+    console.out("%d examples written to %s" % (n, out))

@@ -9,7 +9,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from helpers import ROOT, write_jsonl
+from helpers import ROOT, needs_shared_data, write_jsonl
 from laya_cases import UsageError
 from laya_cases import report as R
 from laya_cases.gate_documents import comparability_reasons
@@ -261,3 +261,33 @@ def test_an_ordinary_run_gets_no_shortlist_metric(tmp_path):
     assert not [m for m in doc["overall"] if m.startswith(("shortlist", "tournament"))]
     assert doc["config"]["schema"] == "laya-evals-report/1"
     assert json.dumps(doc["extensions"]).count("shortlist") == 0
+
+
+# ---------------------------------------------------------------------------- MiniLM on BANKING77 (slow)
+@needs_shared_data("banking77")
+def test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store(tmp_path):
+    """The real embedder and decision model (MiniLM, offline) on 20 BANKING77 rows, one per intent;
+    then every shortlist number again from the stored rows alone (no model)."""
+    from laya_cases.shortlist import banking77
+
+    path = tmp_path / "b77.jsonl"
+    assert banking77.write(path, every=40, n_rows=20) == 20
+    wh = Warehouse(tmp_path / "wh")
+    rid = execute(wh, ShortlistOptions(str(path), model="minilm", k=10, embedder="minilm", run_id="b77")).run_id
+    doc = _report(wh, rid)
+    con = wh.connect([rid])
+    rows = con.execute("SELECT expected_json, shortlist_labels, shortlist_scores, correct, shortlist_status "
+                       "FROM cases ORDER BY row_index").fetchall()
+    assert len(rows) == 20
+    recalled = [json.loads(e) in labels for e, labels, _, _, _ in rows]
+    assert all(len(labels) == 10 and len(scores) == 10 and scores == sorted(scores, reverse=True)
+               for _, labels, scores, _, _ in rows)
+    assert doc["overall"]["shortlist_recall_at_k"] == sum(recalled) / 20
+    assert doc["overall"]["shortlist_accuracy_on_recalled"] == \
+        sum(1 for r, row in zip(recalled, rows) if r and row[3]) / sum(recalled)
+    assert doc["overall"]["choice_accuracy"] == sum(1 for row in rows if row[3]) / 20
+    assert [s for *_, s in rows] == [("correct" if c else "decision_miss") if r else "retrieval_miss"
+                                     for r, (_, _, _, c, _) in zip(recalled, rows)]
+    assert doc["config"]["shortlist"]["embedder_id"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert sum(doc["config"]["shortlist"]["counts"].values()) == 20
+    assert doc["overall"]["shortlist_recall_at_k"] >= 0.5           # measured 0.9 (k=10 of 77)
