@@ -56,8 +56,22 @@ app = _App(
          "  laya-cases diff RUN_A RUN_B --by language\n\n"
          "The warehouse is ./warehouse unless -w DIR or LAYA_CASES_WAREHOUSE names another. Exit codes: "
          "0 ok, 1 a gate failed, 2 a usage error. `laya-cases COMMAND --help` for each command.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True, pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None)       # help texts show [default: ...] literally, not as markup
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from laya_cases import __version__
+        console.out("laya-cases %s" % __version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                       help="Print the version and exit.")) -> None:
+    """laya-cases (the app's help text is given above)."""
 
 
 def fail(message: str) -> NoReturn:
@@ -92,8 +106,10 @@ def main() -> None:
     import laya_cases_cli.commands  # noqa: F401  (registers every command module)
 
     try:
-        code = app(standalone_mode=False)
-    except click_errors.NoArgsIsHelpError:             # bare `laya-cases`: typer already printed the help
+        code = app(standalone_mode=False, prog_name="laya-cases")   # also under python -m
+    except click_errors.NoArgsIsHelpError as exc:      # bare `laya-cases`: the help, exit 0
+        if exc.ctx is not None:
+            console.out(exc.ctx.get_help())
         sys.exit(0)
     except click_errors.UsageError as exc:
         hint = " (see `%s --help`)" % exc.ctx.command_path if exc.ctx else ""
