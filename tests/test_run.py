@@ -214,6 +214,7 @@ def test_unknown_model_is_exit_2_before_any_row(tmp_path):
     assert res.exit_code == 2
     assert "unknown model 'no-such-model'; choose one of" in res.stderr
     assert "minilm" in res.stderr and "use-multilingual" in res.stderr
+    assert "smollm2" in res.stderr and "--onnx FILE" in res.stderr           # what users pass, not only runners
     assert not (tmp_path / "wh").exists()
 
 

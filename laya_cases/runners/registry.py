@@ -44,7 +44,7 @@ def get_class(name: str) -> Type[Runner]:
     if name not in _loaded:
         ep = _entry_points().get(name)
         if ep is None:
-            raise UsageError("unknown model %r; choose one of %s" % (name, ", ".join(names())))
+            raise UsageError(unknown_model(name))
         try:
             _loaded[name] = ep.load()
         except Exception as exc:        # a broken plugin is the user's environment: one line, exit 2
@@ -79,7 +79,17 @@ def resolve(model: Optional[str], runner: Optional[str] = None,
                 return name, cls, model
         except Exception:               # an accepts rule that crashes claims nothing
             continue
-    raise UsageError("unknown model %r; choose one of %s" % (model, ", ".join(names())))
+    raise UsageError(unknown_model(model))
+
+
+#: What users pass to --model, in the words of the README (the runner names follow in the message).
+MODEL_CHOICES = ("minilm (the default)", "use-multilingual", "smollm2", "a Laya checkpoint directory or hub id",
+                 "a model directory or hub id with --runner NAME", "--onnx FILE")
+
+
+def unknown_model(model: Any) -> str:
+    return ("unknown model %r; choose one of %s (runners: %s)"
+            % (model, ", ".join(MODEL_CHOICES), ", ".join(names())))
 
 
 def load(model: Optional[str], runner: Optional[str] = None, **opts: Any) -> Runner:
