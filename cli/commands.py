@@ -3,6 +3,7 @@ from laya_cases_cli import store  # noqa: F401
 from laya_cases_cli import gates  # noqa: F401
 from laya_cases_cli import export  # noqa: F401
 from laya_cases_cli import run  # noqa: F401
+from laya_cases_cli import relevance  # noqa: F401
 from laya_cases_cli import shortlist  # noqa: F401
 from laya_cases_cli import robustness  # noqa: F401
 from laya_cases_cli.app import app
