@@ -2,9 +2,9 @@
 
 Per language a fresh `random.Random(seed)`; per case, in the language's row order, s = getrandbits(64).
 option_order shows canonical option order[j] at slot j, order = [0..n-1] shuffled by `random.Random(s)`
-(a one-slot rotation when the shuffle is the identity); label_rename keeps that order and renames the key
-of canonical option i to `A`, `B`, ... (n <= 26) or `key_i` (n > 26, every key). Descriptions travel with
-their option. An answer to a presented question is mapped back to canonical order: the vector must be
+(a one-slot rotation when the shuffle is the identity); label_rename keeps the canonical order (the
+baseline's: it isolates the label from the position) and renames the key of canonical option i to `A`,
+`B`, ... (n <= 26) or `key_i` (n > 26, every key). Descriptions travel with their option. An answer to a presented question is mapped back to canonical order: the vector must be
 finite, each p in [0, 1] and sum to 1 within 1e-6 (else the case is an error record).
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ def variants(keys: Sequence[str], s: int) -> List[Variant]:
     order = option_order(s, n)
     return [Variant("baseline", list(range(n)), list(keys)),
             Variant("option_order", order, list(keys)),
-            Variant("label_rename", order, renamed_keys(n))]
+            Variant("label_rename", list(range(n)), renamed_keys(n))]
 
 
 def widened_tolerance(values: Sequence[float]) -> float:
