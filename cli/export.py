@@ -1,12 +1,73 @@
-"""`laya-cases export-onnx`: the MiniLM embedder as ONNX (fp32, optionally INT8) for the onnx runner."""
+"""`laya-cases export-onnx`: the MiniLM embedder as ONNX (fp32, optionally INT8) for the onnx runner;
+`laya-cases export RUN --format harness` and `laya-cases import FILE`: a run as the MASSIVE harness
+JSON document (S7.7) and back (docs/massive.md)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from laya_cases_cli import console
-from laya_cases_cli.app import app, fail
+from laya_cases_cli.app import app, fail, warehouse_of, write_text
+from laya_cases_cli.options import WAREHOUSE
+
+FORMATS = ("harness",)
+
+
+@app.command("export")
+def export_command(
+    run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
+    format_: str = typer.Option("harness", "--format", metavar="harness", help="harness: the MASSIVE harness "
+                                "document (config, report per language, summary, cases; S7.7)."),
+    out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the JSON document; `-`: stdout."),
+    warehouse: Optional[Path] = WAREHOUSE,
+) -> None:
+    """Write a run as a document another tool reads, recomputed from the store.
+
+    --format harness: the per-language harness document (S7.5-S7.7); the harness's own check
+    |mean(correct) - accuracy| < 5e-5 per language runs before anything is written.
+
+    \b
+    Example:
+      laya-cases export RUN --format harness --out massive.json
+    """
+    from laya_cases.massive import document
+
+    if format_ not in FORMATS:
+        fail("--format must be one of %s, got %r" % (", ".join(FORMATS), format_))
+    wh = warehouse_of(warehouse)
+    if not wh.has_run(run_id):
+        fail("unknown run %r in warehouse %s (see `laya-cases runs`)" % (run_id, wh.root))
+    text = json.dumps(document.build(wh, run_id), ensure_ascii=False, indent=1) + "\n"
+    if str(out) == "-":
+        console.out(text.rstrip("\n"))
+    else:
+        write_text(out, text, "harness document")
+        console.note("wrote %s" % out)
+
+
+@app.command("import")
+def import_command(
+    path: Path = typer.Argument(..., metavar="FILE", help="A harness document (`export --format harness`) or a "
+                                "laya-evals harness report with its cases."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
+    warehouse: Optional[Path] = WAREHOUSE,
+) -> None:
+    """Load a harness document's cases as a run (kind `import`), queryable next to ours.
+
+    \b
+    Example:
+      laya-cases import massive.json --run-id reference
+      laya-cases massive report reference
+    """
+    from laya_cases.massive import document
+
+    wh = warehouse_of(warehouse)
+    recorded = document.import_document(wh, str(path), run_id)
+    console.note("committed run %s to %s (%d cases)" % (recorded.run_id, wh.root, recorded.n_cases))
+    console.out(recorded.run_id)
 
 
 @app.command("export-onnx")

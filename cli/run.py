@@ -1,4 +1,4 @@
-"""Inference commands: `run` (a model over a dataset -> a committed run -> its report) and `massive`."""
+"""Inference commands: `run` (a model over a dataset -> a committed run -> its report); `massive` is in massive.py."""
 from __future__ import annotations
 
 import traceback
@@ -7,7 +7,6 @@ from typing import List, Optional
 
 import typer
 
-from laya_cases import UsageError
 from laya_cases.report_request import ReportRequest
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
@@ -93,36 +92,3 @@ def run_command(
     # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
     console.committed(recorded.run_id, wh.root, recorded.n_errors)
     emit_report(wh, recorded.run_id, report, options, gate=checked)
-
-
-@app.command("massive")
-def massive_command(
-    locale: str = typer.Argument(..., metavar="LOCALE", help="MASSIVE locale, e.g. en-US or de-DE."),
-    rows: Optional[int] = typer.Option(100, "--rows", metavar="N", help="First N rows of the test file (S7.2); "
-                                       "0 for all."),
-    options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included."),
-    seed: int = typer.Option(13, "--seed", metavar="S", help="Sampling seed (a fresh random.Random(seed) per locale)."),
-    out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the dataset (JSON Lines)."),
-    source: Optional[Path] = typer.Option(None, "--source", metavar="PATH", help="MASSIVE test folder or <locale>.jsonl "
-                                          "[default: $LAYA_CASES_SHARED/data/massive/test]."),
-) -> None:
-    """Write a MASSIVE intent dataset (one choice question per row).
-
-    Reads LOCALE's MASSIVE test split and writes --out: each row asks which of K intents the
-    utterance has, the options sampled as the laya harness samples them (S7.1-S7.3).
-
-    \b
-    Example:
-      laya-cases massive de-DE --rows 200 --out massive-de.jsonl
-    """
-    from laya_cases.datasets import massive
-
-    if rows is not None and rows < 0:
-        raise UsageError("--rows must be >= 0, got %d" % rows)
-    if options < 1:
-        raise UsageError("--options must be >= 1, got %d" % options)
-    try:
-        n = massive.write(locale, out, n_rows=rows or None, n_opts=options, seed=seed, source=source)
-    except OSError as exc:
-        raise UsageError("cannot write %r: %s" % (str(out), exc)) from None
-    console.out("%d examples written to %s" % (n, out))

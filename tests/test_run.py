@@ -294,10 +294,10 @@ def test_t7_1_sampler_vectors():
 @needs_massive
 def test_massive_command_writes_a_valid_dataset(tmp_path):
     out = tmp_path / "m.jsonl"
-    res = _invoke("massive", "en-US", "--rows", "3", "--options", "4", "--out", str(out), "--source", str(MASSIVE))
+    res = _invoke("massive", "dataset", "en-US", "--rows", "3", "--options", "4", "--out", str(out), "--source", str(MASSIVE))
     assert res.exit_code == 0, res.stderr
     assert cli("validate", str(out), check=True).stdout.strip() == "3 examples, 1 question id(s): intent"
-    bad = _invoke("massive", "xx-XX", "--out", str(tmp_path / "x.jsonl"), "--source", str(MASSIVE))
+    bad = _invoke("massive", "dataset", "xx-XX", "--out", str(tmp_path / "x.jsonl"), "--source", str(MASSIVE))
     assert bad.exit_code == 2 and not (tmp_path / "x.jsonl").exists()
 
 

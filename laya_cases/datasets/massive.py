@@ -4,11 +4,14 @@ Per locale: labels = the distinct labels of the locale's whole test file, sorted
 fresh `random.Random(seed)` draws, for each of the first `rows` rows in file order, keys = [gold] +
 rng.sample(pool, min(n_opts - 1, |pool|)) with pool = labels without gold (sorted order kept),
 then rng.shuffle(keys). The option text of a key is the key with `_` -> space, then `.` -> `: `.
+
+Rows are read through `laya_cases.massive.data` (Hugging Face `datasets`: a local folder or the Hub);
+each dataset row carries `language` (the short code, en, de, zh-CN) and `item_id` (the MASSIVE id,
+the same utterance in every locale), so cross-lingual SQL can join on it.
 """
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
@@ -18,13 +21,6 @@ from .. import UsageError
 INSTRUCTIONS = "What is the user asking for in `utterance`?"
 SEED = 13
 N_OPTS = 20
-
-
-def default_dir() -> Path:
-    """$LAYA_CASES_SHARED/data/massive/test, else ../shared/data/massive/test beside the project."""
-    shared = os.environ.get("LAYA_CASES_SHARED")
-    base = Path(shared) if shared else Path(__file__).resolve().parents[2].parent / "shared"
-    return base / "data" / "massive" / "test"
 
 
 def option_text(key: str) -> str:
@@ -51,24 +47,27 @@ def sample_keys(labels: List[str], golds: List[str], n_opts: int = N_OPTS, seed:
     return out
 
 
-def rows(locale: str, n_rows: Optional[int] = 100, n_opts: int = N_OPTS, seed: int = SEED,
-         source: Optional[Path] = None) -> Iterator[Dict[str, Any]]:
-    """Dataset rows (S1) for the first `n_rows` rows of a locale (all rows when None)."""
-    path = Path(source) if source else default_dir() / ("%s.jsonl" % locale)
-    if path.is_dir():
-        path = path / ("%s.jsonl" % locale)
-    records = read_locale(path)
-    if not records:
-        raise UsageError("%s contains no rows" % path)
+def sample_rows(records: List[Dict[str, Any]], code: str, n_rows: Optional[int] = 100, n_opts: int = N_OPTS,
+                seed: int = SEED) -> List[Dict[str, Any]]:
+    """Dataset rows (S1) for the first `n_rows` records (all when None) of one language's whole split."""
     labels = sorted({r["label"] for r in records})
     head = records if n_rows is None else records[:n_rows]
-    for record, keys in zip(head, sample_keys(labels, [r["label"] for r in head], n_opts, seed)):
-        yield {"id": str(record.get("id")),
-               "state": {"utterance": record["text"]},
-               "questions": {"intent": {"type": "choice", "instructions": INSTRUCTIONS,
-                                        "criteria": {k: option_text(k) for k in keys}}},
-               "expected": {"intent": record["label"]},
-               "language": locale}
+    return [{"id": str(record.get("id")), "item_id": str(record.get("id")),
+             "state": {"utterance": record["text"]},
+             "questions": {"intent": {"type": "choice", "instructions": INSTRUCTIONS,
+                                      "criteria": {k: option_text(k) for k in keys}}},
+             "expected": {"intent": record["label"]},
+             "language": code}
+            for record, keys in zip(head, sample_keys(labels, [r["label"] for r in head], n_opts, seed))]
+
+
+def rows(locale: str, n_rows: Optional[int] = 100, n_opts: int = N_OPTS, seed: int = SEED,
+         source: Optional[Path] = None) -> Iterator[Dict[str, Any]]:
+    """Dataset rows for a language (code or locale) from `source` (folder or file), else the Hub."""
+    from ..massive import data
+
+    code = data.code_of(locale)
+    yield from sample_rows(data.load(code, source).records, code, n_rows, n_opts, seed)
 
 
 def write(locale: str, out: Path, **kwargs: Any) -> int:
