@@ -104,6 +104,13 @@ class Store:
             raise UsageError("by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
         return report_figures(self._build(run, R.Options(include_cases=False)), by)
 
+    def to_hf(self, run: str):
+        """The run's cases as a `datasets.Dataset` (warehouse Arrow types, plus run_id), to save or share:
+        `.save_to_disk(folder)`, `.push_to_hub(name)` (docs/datasets.md)."""
+        from .convert import run_to_hf
+
+        return run_to_hf(self, run)
+
     def sql(self, query: str):
         """A read-only query over the views of `laya-cases sql` (cases, decisions, errors, runs,
         slice_sets) as a polars DataFrame."""
