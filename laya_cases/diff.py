@@ -97,7 +97,7 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
             else:
                 failures.append("flip rate %.4f (%d of %d paired cases) is above the maximum %.4f"
                                 % (row["value"], row["flips"], row["paired"], row["bound"]))
-    return {
+    result = {
         "schema": SCHEMA, "run_a": run_a, "run_b": run_b, "by": by,
         "only_in_a": summary["only_in_a"], "only_in_b": summary["only_in_b"],
         **overall,
@@ -107,6 +107,11 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         "bootstrap": {"B": bootstrap, "seed": seed, "level": LEVEL, "unit": "row", "n_rows": n},
         "gate": {"max_flip_rate": max_flip_rate, "failures": failures},
     }
+    from .robustness.compare import robustness_diff
+    robustness = robustness_diff(wh, con, run_a, run_b)       # both robustness runs: per-kind agreement
+    if robustness is not None:
+        result["robustness"] = robustness
+    return result
 
 
 # ------------------------------------------------------------------------------- rendering
@@ -151,6 +156,9 @@ def text_lines(d: Dict[str, Any], show: int = 10) -> List[str]:
             lines.append("  %s=%s  n=%d A=%s B=%s delta=%s CI %s r->w=%d w->r=%d p=%.4g" % (
                 dim, key, g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
                 _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"]))
+    if "robustness" in d:
+        from .robustness.compare import text_lines as robustness_lines
+        lines += robustness_lines(d["robustness"])
     return lines
 
 
@@ -189,4 +197,7 @@ def markdown(d: Dict[str, Any], show: int = 10) -> str:
         if len(d["flips"]) > show:
             lines.append("")
             lines.append("%d more flipped case(s) in the JSON output." % (len(d["flips"]) - show))
+    if "robustness" in d:
+        from .robustness.compare import markdown_lines
+        lines += markdown_lines(d["robustness"])
     return "\n".join(lines) + "\n"

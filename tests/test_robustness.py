@@ -385,3 +385,29 @@ def test_gate_policy_per_language(tmp_path):
         {"slice": {"language": "en"}, "metric": "baseline.accuracy", "max_drop": 0.1, "min_count": 1}]}))
     relative = invoke("robustness-report", "gc", "-w", tmp_path / "wh", "--gate-policy", policy)
     assert relative.exit_code == 2 and "absolute limit" in relative.stderr
+
+
+# ------------------------------------------------------------------------------- across runs (diff)
+def test_diff_of_two_robustness_runs_shows_agreement_changes_per_kind(tmp_path):
+    ds = dataset(tmp_path, n_rows=40, n_opts=4)
+    wh = tmp_path / "wh"
+    a, doc_a = run_robustness(tmp_path, ds, "position-double", "a")
+    b, doc_b = run_robustness(tmp_path, ds, "content-double", "b")
+    assert a.exit_code == 0 and b.exit_code == 0
+    out = tmp_path / "diff.json"
+    result = invoke("diff", "a", "b", "-w", wh, "--bootstrap", "100", "--json", out, "--markdown", tmp_path / "d.md")
+    assert result.exit_code == 0, result.stderr
+    block = json.loads(out.read_text())["robustness"]
+    oo = block["summary"]["option_order"]
+    assert oo["a"]["semantic_agreement_rate"] == doc_a["summary"]["option_order"]["semantic_agreement_rate"]
+    assert oo["delta"]["semantic_agreement_rate"] == 1.0 - oo["a"]["semantic_agreement_rate"]
+    assert block["summary"]["label_rename"]["delta"]["semantic_agreement_rate"] == 0.0
+    assert set(block["languages"]) == {"en", "de"}
+    assert "robustness (seed A=13 B=13)" in result.stdout and "option_order" in result.stdout
+    assert "### robustness (B - A)" in (tmp_path / "d.md").read_text()
+    assert "40 compared" in result.stdout                      # the case-level diff reads baseline rows
+    plain = invoke("run", ds, "--model", "position-double", "--run-id", "plain", "-w", wh)
+    assert plain.exit_code == 0
+    mixed = invoke("diff", "plain", "a", "-w", wh, "--bootstrap", "100", "--json", out)
+    assert mixed.exit_code == 0 and "robustness" not in json.loads(out.read_text())
+    assert "robustness (" not in mixed.stdout
