@@ -5,15 +5,20 @@ case text in its first `{}`, wrapped by the model's chat template as one user tu
 records the template's SHA-256. From the next-token distribution after the prompt, P(yes) is the
 mass on the single-token spellings of yes (`yes`, `Yes`, `YES`, with and without a leading space),
 P(no) likewise, and P(true) = P(yes) / (P(yes) + P(no)), stored as `relevance_score` too.
-Only noul questions are answered (capabilities); `--model smollm2` loads the packaged SmolLM2.
+This noul path is unchanged by the choice path. Choice and score questions are answered by
+option log-likelihood (hf_causal_choice: lm-evaluation-harness multiple choice, options
+`normalisation` = sum|chars|tokens and `choice_batching` = prefix|full, both recorded in the
+settings). `--model smollm2` loads the packaged SmolLM2.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from .. import questions as Q
 from . import hf_common as H
-from .base import answer_from_probs
-from .hf_base import CausalLMRunner
+from .base import Capabilities, answer_from_probs
+from .hf_base import DEVICES, CausalLMRunner
+from .hf_causal_choice import ChoiceByLikelihood
 
 SPELLINGS = ("yes", "Yes", "YES"), ("no", "No", "NO")
 RULE = ("causal LM, one forward pass: P(true) = P(yes) / (P(yes) + P(no)) over the next-token "
@@ -31,21 +36,25 @@ def single_token_ids(tok: Any, words) -> List[int]:
     return ids
 
 
-class CausalYesNoRunner(CausalLMRunner):
-    name = "hf-causal-yesno"                # capabilities: CausalLMRunner's (noul only, with probabilities)
+class CausalYesNoRunner(ChoiceByLikelihood, CausalLMRunner):
+    name = "hf-causal-yesno"
+    capabilities = Capabilities(probabilities=True, batching=True, question_types=Q.TYPES, devices=DEVICES,
+                                min_confidence=True)
 
     @classmethod
     def accepts(cls, model: str) -> bool:
         return model == H.SMOLLM2 or any(a.endswith("ForCausalLM") for a in H.architectures(model))
 
     def __init__(self, model: str = H.SMOLLM2, device: str = "cpu", revision: Optional[str] = None,
-                 prompt: Optional[str] = None, batch_size: int = 8, **options: Any) -> None:
+                 prompt: Optional[str] = None, batch_size: int = 8, normalisation: str = "chars",
+                 choice_batching: str = "prefix", **options: Any) -> None:
         H.check_options(self.name, options)
         loaded_revision, settings = self._load(model, device, revision, prompt, batch_size)
         self.yes_ids = single_token_ids(self.tok, SPELLINGS[0])
         self.no_ids = single_token_ids(self.tok, SPELLINGS[1])
         if not self.yes_ids or not self.no_ids:
             raise ValueError("hf-causal-yesno: %s has no single-token spelling of yes or no" % model)
+        settings.update(self._choice_setup(normalisation, choice_batching))
         self._record_lm(model, loaded_revision, dict(
             settings, decision_rule=RULE, yes_token_ids=self.yes_ids, no_token_ids=self.no_ids,
             yes_tokens=[self.tok.decode([i]) for i in self.yes_ids],
@@ -68,3 +77,16 @@ class CausalYesNoRunner(CausalLMRunner):
 
     def _decide(self, body: Dict[str, Any], p: float) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         return answer_from_probs(body, [1.0 - p, p]), {"relevance_score": p}
+
+    def predict_batch(self, states: List[Any], questions: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """noul questions through the P(yes) path above, choice and score by option log-likelihood."""
+        noul = {q: b for q, b in questions.items() if isinstance(b, dict) and b.get("type") == "noul"}
+        results = super().predict_batch(states, noul) if noul else [{"answers": {}, "facts": {}} for _ in states]
+        for state, result in zip(states, results):
+            answers, facts = result["answers"], result["facts"]
+            for qid, body in questions.items():
+                if qid not in noul:
+                    answers[qid], facts[qid] = self.choice_answer(state, body)
+            result["answers"] = {q: answers[q] for q in questions}   # the questions' order
+            result["facts"] = {q: facts[q] for q in questions if q in facts}
+        return results
