@@ -6,6 +6,7 @@ from laya_cases_cli import run  # noqa: F401
 from laya_cases_cli import relevance  # noqa: F401
 from laya_cases_cli import massive  # noqa: F401
 from laya_cases_cli import shortlist  # noqa: F401
+from laya_cases_cli import presentation  # noqa: F401
 from laya_cases_cli import robustness  # noqa: F401
 from laya_cases_cli import dataset  # noqa: F401
 from laya_cases_cli.app import app
