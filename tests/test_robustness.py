@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
-from helpers import write_jsonl
+from helpers import needs_shared_data, write_jsonl
 from laya_cases import sql as sqlfiles
 from laya_cases.robustness import variants as V
 from laya_cases.runners import registry
@@ -411,3 +411,98 @@ def test_diff_of_two_robustness_runs_shows_agreement_changes_per_kind(tmp_path):
     mixed = invoke("diff", "plain", "a", "-w", wh, "--bootstrap", "100", "--json", out)
     assert mixed.exit_code == 0 and "robustness" not in json.loads(out.read_text())
     assert "robustness (" not in mixed.stdout
+
+
+# ------------------------------------------------------------------------------- docs/robustness.md
+DOC_TOL = 1e-12
+
+
+def doc_blocks() -> Dict[str, str]:
+    import re
+    from helpers import ROOT
+
+    text = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
+    found = {}
+    for block in re.findall(r"^```sql\n(.*?)^```", text, re.M | re.S):
+        first = block.splitlines()[0]
+        if first.startswith("-- check: "):
+            found[first[len("-- check: "):].strip()] = block
+    assert set(found) == {"robustness-groups", "robustness-quality"}
+    return found
+
+
+def check_doc_queries(root, run_id: str, doc: Dict[str, Any]) -> int:
+    """Run the doc's plain-DuckDB queries in `root` (which holds warehouse/) and compare with the document."""
+    import os
+
+    blocks = doc_blocks()
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        con = duckdb.connect()
+        groups = sqlfiles.rows(con.execute(blocks["robustness-groups"], {"run_id": run_id}))
+        quality = sqlfiles.rows(con.execute(blocks["robustness-quality"], {"run_id": run_id}))
+    finally:
+        os.chdir(here)
+    checked = 0
+    for row in groups:
+        where = doc["summary"] if row["language"] is None else doc["languages"][row["language"]]
+        expected = where[row["kind"]]
+        assert row["n"] == expected["n"]
+        for name, value in row.items():
+            if name in ("language", "kind", "n"):
+                continue
+            assert value == pytest.approx(expected[name], rel=DOC_TOL, abs=DOC_TOL), (row, name)
+            checked += 1
+    for row in quality:
+        where = doc["summary"] if row["language"] is None else doc["languages"][row["language"]]
+        expected = where["quality"][row["kind"]]
+        assert row["n_labelled"] == expected["n_labelled"]
+        assert row["accuracy"] == pytest.approx(expected["accuracy"], rel=DOC_TOL, abs=DOC_TOL)
+        checked += 1
+    return checked
+
+
+def test_the_documented_duckdb_queries_rederive_the_document(tmp_path):
+    ds = dataset(tmp_path, n_rows=60, n_opts=4)
+    result, doc = run_robustness(tmp_path, ds, "position-double", "doc")
+    assert result.exit_code == 0
+    # a second run in the same warehouse must not leak into the first's numbers
+    assert run_robustness(tmp_path, ds, "content-double", "other")[0].exit_code == 0
+    (tmp_path / "warehouse").symlink_to(tmp_path / "wh")
+    assert check_doc_queries(tmp_path, "doc", doc) == 3 * 3 * 7 + 3 * 3
+
+
+# ------------------------------------------------------------------------------- MiniLM on MASSIVE (slow)
+@needs_shared_data("massive", "test", "en-US.jsonl")
+def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(tmp_path):
+    from pathlib import Path
+
+    from helpers import shared_data
+    from laya_cases.datasets import massive
+
+    ds = tmp_path / "massive-en.jsonl"
+    assert massive.write("en-US", ds, n_rows=200, source=Path(shared_data("massive", "test"))) == 200
+    out = tmp_path / "rob.json"
+    result = invoke("robustness", ds, "--model", "minilm", "--run-id", "rob-en", "-w", tmp_path / "warehouse",
+                    "--json", out)
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    doc = strict_loads(out.read_text(encoding="utf-8"))
+    summary = doc["summary"]
+    assert summary["option_order"]["n"] == summary["label_rename"]["n"] == 200 and doc["errors"] == 0
+    # cosine per option text: the order of the options cannot change the answer
+    assert summary["option_order"]["semantic_agreement_rate"] == 1.0
+    assert summary["option_order"]["max_probability_drift"] <= 1e-4
+    assert summary["quality"]["baseline"]["n_labelled"] == 200
+    assert summary["quality"]["baseline"] == summary["quality"]["option_order"]
+    print(json.dumps(summary, indent=1))
+    # no model: the stored rows give the same document, and the documented plain-DuckDB queries agree
+    again = tmp_path / "again.json"
+    assert invoke("robustness-report", "rob-en", "-w", tmp_path / "warehouse", "--json", again).exit_code == 0
+    assert strict_loads(again.read_text(encoding="utf-8")) == doc
+    assert check_doc_queries(tmp_path, "rob-en", doc) > 0
+    report = tmp_path / "report.json"
+    assert invoke("report", "rob-en", "-w", tmp_path / "warehouse", "--json", report).exit_code == 0
+    overall = json.loads(report.read_text(encoding="utf-8"))["overall"]
+    assert overall["choice_accuracy"] == summary["quality"]["baseline"]["accuracy"]
+    assert overall["ece"] == summary["quality"]["baseline"]["ece"]
