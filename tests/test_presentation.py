@@ -184,3 +184,15 @@ def test_laya_checkpoint_built_locally_runs_the_checks(tmp_path):
     assert v["parity"]["agrees"] and v["parity"]["n_decisions"] == 120, v["parity"]
     assert v["exit"] in (0, 1) and all(math.isfinite(c["value"]) for c in v["checks"].values())
     assert v["checks"][FIRST_SLOT]["n_decisions"] == 60 and len(v["checks"][SLOT0]["per_state"]) == 10
+
+
+def test_the_docs_duckdb_query_gives_the_verdicts_metrics(tmp_path):
+    import duckdb
+
+    runner = RandomLogitRunnerDouble(seed=3)
+    wh, v = _verdict(tmp_path, runner, rid="pres-ckpt")
+    text = (ROOT / "docs" / "presentation.md").read_text(encoding="utf-8")
+    query = text.split("```sql\n", 1)[1].split("```", 1)[0].replace("warehouse/", str(wh.root) + "/")
+    got = dict(duckdb.connect().execute(query).fetchall())
+    assert got[SLOT0] == pytest.approx(v["checks"][SLOT0]["value"], abs=1e-12)
+    assert got[FIRST_SLOT] == pytest.approx(v["checks"][FIRST_SLOT]["value"], abs=1e-12)
