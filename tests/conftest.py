@@ -31,6 +31,8 @@ SLOW = {
     "tests/test_spec_examples.py::test_s1_4_validate_failures_match_the_reference",       # ~25 CLI runs
     "tests/test_determinism.py::test_s9_8_row_order_and_partitioning_do_not_move_a_bit",
     "tests/test_plots.py::test_plot_writes_two_pngs_reproducibly",
+    "tests/test_relevance_differential.py",
+    "tests/test_relevance_models.py",
     "tests/test_shortlist.py::test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store",
     "tests/test_presentation.py::test_laya_checkpoint_built_locally_runs_the_checks",
     "tests/test_reference_order.py::test_last_bit_differences_still_pass_at_tolerance_0_without_laya",  # subprocess
