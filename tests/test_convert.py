@@ -262,3 +262,22 @@ def test_write_jsonl_is_plain_jsonl_and_import_stays_light(tmp_path):
             "print(sorted(m for m in ('datasets', 'pandas', 'polars', 'pyarrow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_docs_python_examples_run_as_written(tmp_path, monkeypatch):
+    """docs/datasets.md: the offline Python blocks run in a fresh folder; the printed row is the real one."""
+    import ast
+    import re
+
+    text = (ROOT / "docs" / "datasets.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S) if "push_to_hub" not in b]
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace: Dict[str, Any] = {}
+    for block in blocks:
+        exec(compile(block, "docs/datasets.md", "exec"), namespace)
+    printed = re.search(r"^print\(rows\[0\]\)\n((?:# .*\n)+)", blocks[0], re.M).group(1)
+    assert namespace["rows"][0] == ast.literal_eval("".join(line[2:] for line in printed.splitlines()))
+    for name in ("intent.jsonl", "spam.jsonl", "stars.jsonl"):
+        res = _invoke("validate", name, "--strict")
+        assert res.exit_code == 0, res.output
