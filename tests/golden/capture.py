@@ -18,7 +18,6 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 INPUTS = HERE / "inputs"
 
 FIXTURE_RUNS = ("edge1", "edge4", "ties")
@@ -68,7 +67,6 @@ def capture(dest: Path) -> None:
         env = {**os.environ, "LAYA_CASES_WAREHOUSE": "wh", "COLUMNS": "100", "NO_COLOR": "1",
                "TERM": "dumb"}
         shutil.copytree(INPUTS, work / "inputs")
-        shutil.copyfile(ROOT / "data" / "support.jsonl", work / "inputs" / "support.jsonl")
         for run in FIXTURE_RUNS + ("support", "support_b"):
             dataset = ["--dataset", "inputs/support.jsonl"] if run.startswith("support") else []
             proc = cli(["ingest", "inputs/%s.answers.jsonl" % run, "--run-id", run, *dataset], work, env)
