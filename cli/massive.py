@@ -177,15 +177,24 @@ def report_command(
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the harness document here."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the per-language "
                                                 "table as Markdown here."),
+    regime: Optional[str] = typer.Option(None, "--regime", metavar="clamped|unclamped", help="Re-derive every "
+                                         "number from the stored raw logits under the served (clamped) or raw "
+                                         "(unclamped) temperatures, with no model (Laya checkpoint runs; S7.4)."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Print a committed run's per-language harness lines and macro line (S7.5, S7.6) from the store."""
+    """Print a committed run's per-language harness lines and macro line (S7.5, S7.6) from the store.
+
+    \b
+    Examples:
+      laya-cases massive report RUN
+      laya-cases massive report RUN --regime unclamped
+    """
     from laya_cases.massive import document
 
     wh = warehouse_of(warehouse)
     if not wh.has_run(run_id):
         raise UsageError("unknown run %r in warehouse %s (see `laya-cases runs`)" % (run_id, wh.root))
-    doc = document.build(wh, run_id)
+    doc = document.build(wh, run_id, regime=regime)
     print_document(doc)
     write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", "harness document")
     write_text(markdown_out, markdown(doc), "markdown table")

@@ -67,7 +67,7 @@ def _config(con: duckdb.DuckDBPyConnection, run_id: str) -> Dict[str, Any]:
     row = con.execute("SELECT model_id, runner, config_json, settings_json FROM runs WHERE run_id = ?",
                       [run_id]).fetchone()
     model_id, runner, config, settings = row[0], row[1], json.loads(row[2]), json.loads(row[3])
-    out = {"run_id": run_id, "checkpoint": model_id, "runner": runner}
+    out = {"run_id": run_id, "checkpoint": model_id, "runner": runner, "model": config.get("model")}
     for key in ("subfolder", "device", "max_length", "head_max_len", "temperatures", "temperature",
                 "temperature_by_options", "laya_version"):
         if key in settings:
@@ -87,19 +87,23 @@ def recheck(report: Dict[str, Dict[str, Any]], records: List[Dict[str, Any]]) ->
                              % (lang, sum(mine) / len(mine), block["accuracy"]))
 
 
-def build(wh: Warehouse, run_id: str) -> Dict[str, Any]:
-    """The harness document of a committed run, recomputed from the store."""
+def build(wh: Warehouse, run_id: str, regime: Optional[str] = None, with_cases: bool = True) -> Dict[str, Any]:
+    """The harness document of a committed run, recomputed from the store; `regime` re-derives the
+    report from the stored logits under that regime's temperatures (metrics.prepare), without cases."""
     con = wh.connect([run_id])
     langs = metrics.langs_of(con, run_id)
-    report = metrics.report(con, run_id, langs)
-    records = cases(con, run_id)
-    recheck(report, records)
-    return {"schema": DOCUMENT, "config": _config(con, run_id), "report": report,
-            "summary": metrics.summary(report), "cases": records}
+    report = metrics.report(con, run_id, langs, regime)
+    config = dict(_config(con, run_id), **({"regime": regime} if regime else {}))
+    doc = {"schema": DOCUMENT, "config": config, "report": report, "summary": metrics.summary(report)}
+    if with_cases and regime is None:
+        records = cases(con, run_id)
+        recheck(report, records)
+        doc["cases"] = records
+    return doc
 
 
 # ---------------------------------------------------------------------------- import
-def _case_row(case: Any, i: int, where: str) -> Dict[str, Any]:
+def _case_row(case: Any, i: int, where: str, model: Any) -> Dict[str, Any]:
     """One document case -> a labelled row with its answer (S1, S2.4)."""
     at = "%s cases[%d]" % (where, i)
     if not isinstance(case, dict):
@@ -128,6 +132,8 @@ def _case_row(case: Any, i: int, where: str) -> Dict[str, Any]:
            "expected": {"intent": options[case["gold_index"]]}, "answers": {"intent": answer}}
     if case.get("item_id") is not None:
         row["item_id"] = str(case["item_id"])
+    if model is not None:
+        row["model"] = model
     return row
 
 
@@ -157,9 +163,11 @@ def import_document(wh: Warehouse, path: str, run_id: Optional[str] = None) -> R
     if wh.has_run(recorder.run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (recorder.run_id, wh.root))
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    model = config.get("model") or config.get("checkpoint")       # the model slice, as the run had it
+    model = model if isinstance(model, str) else None
     with recorder.staging():
         for i, case in enumerate(doc["cases"]):
-            row = Row(index=i, line_no=i + 1, raw=_case_row(case, i, path))
+            row = Row(index=i, line_no=i + 1, raw=_case_row(case, i, path, model))
             recorder.note_row(row)
             latency = case.get("latency_ms")
             call = {"call_id": i, "chunk_size": 1, "returned": True,
@@ -170,7 +178,7 @@ def import_document(wh: Warehouse, path: str, run_id: Optional[str] = None) -> R
             def missing(_pos: int, qid: str) -> None:        # every case carries its answer
                 raise UsageError("%s cases[%d] has no answer" % (path, i))
 
-            recorder.add_answers(row, row.raw["answers"], model=None, call=call, field="cases[%d]" % i,
+            recorder.add_answers(row, row.raw["answers"], model=model, call=call, field="cases[%d]" % i,
                                  missing=missing, extra=lambda _qid: dict(facts))
             recorder.flush()
         settings = {"imported": path, "document_config": config}

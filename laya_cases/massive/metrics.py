@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 import duckdb
 
+from .. import UsageError
 from .. import sql as sqlfiles
 
 METRICS = ("accuracy", "macro_f1", "ece", "mean_confidence", "acc_at_50_coverage", "selective_accuracy@50")
@@ -29,9 +30,19 @@ def _r(value: Optional[float]) -> Optional[float]:
     return None if value is None else round(float(value), 4)
 
 
-def prepare(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    """Materialize `massive_cases` for the run (the table languages.sql reads)."""
-    sqlfiles.materialize(con, "massive/cases.sql", "massive_cases", {"run_id": run_id})
+REGIMES = ("clamped", "unclamped")
+
+
+def prepare(con: duckdb.DuckDBPyConnection, run_id: str, regime: Optional[str] = None) -> None:
+    """Materialize `massive_cases` for the run (the table languages.sql reads): the stored decisions,
+    or with `regime` ('clamped'/'unclamped') predictions and confidences re-derived from the stored
+    logits and that regime's temperatures (sql/massive/rederive.sql; no model)."""
+    if regime is None:
+        sqlfiles.materialize(con, "massive/cases.sql", "massive_cases", {"run_id": run_id})
+    elif regime in REGIMES:
+        sqlfiles.materialize(con, "massive/rederive.sql", "massive_cases", {"run_id": run_id, "regime": regime})
+    else:
+        raise UsageError("--regime must be clamped or unclamped, got %r" % (regime,))
 
 
 def raw_languages(con: duckdb.DuckDBPyConnection) -> Dict[str, Dict[str, Any]]:
@@ -75,9 +86,13 @@ def errors(con: duckdb.DuckDBPyConnection, run_id: str) -> Dict[str, str]:
     return {lang: str(error)[:200] for lang, error in found}
 
 
-def report(con: duckdb.DuckDBPyConnection, run_id: str, langs: List[str]) -> Dict[str, Dict[str, Any]]:
+def report(con: duckdb.DuckDBPyConnection, run_id: str, langs: List[str],
+           regime: Optional[str] = None) -> Dict[str, Dict[str, Any]]:
     """{lang: block | {"n": 0} | {"error": ...}} in `langs` order (S7.5)."""
-    prepare(con, run_id)
+    prepare(con, run_id, regime)
+    if regime is not None and not con.execute("SELECT count(*) FROM massive_cases").fetchone()[0]:
+        raise UsageError("run %r stores no logits (a Laya checkpoint run does); --regime re-derives from them"
+                         % run_id)
     rows, failed = raw_languages(con), errors(con, run_id)
     out: Dict[str, Dict[str, Any]] = {}
     for lang in langs:
