@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests import hel
 # subprocess crash and concurrency checks, the many-CLI-call parametrisations. Chosen from --durations
 # (each entry 3 s or more in all, on a loaded two-core machine).
 SLOW = {
+    "tests/test_crosslingual.py::test_real_multilingual_run_matches_polars",
     "tests/test_robustness.py::test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store",
     "tests/test_causal_choice.py",
     "tests/test_object_states.py::test_minilm_object_state_accuracy_equals_string_state_on_massive_held_out",
