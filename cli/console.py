@@ -66,6 +66,10 @@ def print_report(doc: Dict[str, Any], slices: Sequence[str], view: str) -> None:
             out(line)
 
 
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
 def check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise UsageError("--format must be table, csv or json, got %r" % fmt)
@@ -88,6 +92,31 @@ def print_result(columns: Optional[Sequence[str]], rows: Sequence[Sequence[Any]]
         width, color = terminal()
         width = max(width, sum(len(c) + 2 for c in columns))      # many columns: wider lines, not wrapped names
         typer.echo(render([result_table(columns, rows)], width, color), nl=False)
+
+
+def check_sql_output(fmt: str, out: Any, max_rows: int) -> None:
+    """`sql`: --format table|csv|json|parquet; parquet needs --out, a table cannot go to --out."""
+    if fmt not in FORMATS + ("parquet",):
+        raise UsageError("--format must be table, csv or json, or parquet with --out, got %r" % fmt)
+    if fmt == "parquet" and out is None:
+        raise UsageError("--format parquet writes a file: add --out FILE")
+    if fmt == "table" and out is not None:
+        raise UsageError("--out writes csv, json or parquet: add --format csv|json|parquet")
+    if max_rows < 1:
+        raise UsageError("--max-rows must be at least 1, got %d" % max_rows)
+
+
+def print_head(columns: Sequence[str], rows: Sequence[Sequence[Any]], more: int) -> None:
+    """The first rows of a query result as a table, then how many rows it left out."""
+    print_result(columns, rows, "table")
+    if more:
+        out("… %d more row(s) (--max-rows N shows more; --format csv|json|parquet --out FILE writes all)" % more)
+
+
+def write_bytes(chunks: Iterable[bytes]) -> None:
+    """Bytes a writer produced (DuckDB's CSV or JSON), to stdout as they are."""
+    for chunk in chunks:
+        typer.echo(chunk, nl=False)
 
 
 def print_runs(rows: Sequence[Dict[str, Any]]) -> None:

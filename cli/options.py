@@ -29,7 +29,10 @@ WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_
 #: (parameter name, annotation, typer option): the report flags.
 _REPORT_PARAMS = [
     ("json_out", Optional[Path], typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON "
-                                              "here (reference keys plus `extensions`).")),
+                                              "here (reference keys plus `extensions`); `-`: to stdout, "
+                                              "instead of the text report.")),
+    ("no_cases", bool, typer.Option(False, "--no-cases", help="Leave the JSON's `cases` list empty (metrics "
+                                    "only: small and fast).")),
     ("markdown_out", Optional[Path], typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as "
                                                   "Markdown tables here.")),
     ("slice_", Optional[List[str]], typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
@@ -77,7 +80,7 @@ def _report_request(v) -> ReportRequest:
     return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
                          score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
                          thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
-                         view=v["view"])
+                         view=v["view"], no_cases=bool(v["no_cases"]))
 
 
 def _gate_request(v) -> G.GateRequest:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
@@ -11,10 +11,11 @@ from rich.text import Text
 
 
 class _RateColumn(ProgressColumn):
-    """Rows per second (rich's speed is None until two updates have arrived)."""
+    """Rows (or the task's `unit`) per second (rich's speed is None until two updates have arrived)."""
 
     def render(self, task) -> Text:
-        return Text("%8.1f rows/s" % task.speed if task.speed is not None else "       ? rows/s")
+        unit = task.fields.get("unit", "rows")
+        return Text("%8.1f %s/s" % (task.speed, unit) if task.speed is not None else "       ? %s/s" % unit)
 
 
 def count_rows(path: str) -> Optional[int]:
@@ -52,6 +53,37 @@ class RowProgress:
 
     def update(self, done: int) -> None:
         self._progress.update(self._task, completed=done)
+
+    def __exit__(self, *exc) -> None:
+        self._progress.__exit__(*exc)
+
+
+class StepProgress:
+    """Bars on stderr for the long steps of a report (bootstrap replicates, cases written to JSON);
+    `step(label, unit)` gives the progress(done, total) callback laya_cases calls. Nothing is drawn
+    off a terminal, and each bar goes away when the report is done."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.enabled = sys.stderr.isatty() and not quiet
+        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  _RateColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                  console=Console(stderr=True), transient=True, disable=not self.enabled,
+                                  redirect_stdout=False, redirect_stderr=False)
+
+    def __enter__(self) -> "StepProgress":
+        self._progress.__enter__()
+        return self
+
+    def step(self, label: str, unit: str) -> Optional[Callable[[int, int], None]]:
+        if not self.enabled:
+            return None
+        task = []
+
+        def update(done: int, total: int) -> None:
+            if not task:
+                task.append(self._progress.add_task(label, total=total, unit=unit))
+            self._progress.update(task[0], completed=done, total=total)
+        return update
 
     def __exit__(self, *exc) -> None:
         self._progress.__exit__(*exc)

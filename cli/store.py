@@ -1,6 +1,7 @@
 """Store commands: validate, ingest, runs, report, sql, gc, check."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -98,6 +99,8 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
     leftovers = wh.leftovers_note()
     if leftovers:                               # dead writers' staging areas: say so, on stderr
         console.note("note: " + leftovers)
+    for line in wh.incomplete_notes():          # incomplete runs are not listed: each is named on stderr
+        console.note("note: " + line)
     if fmt != "table":
         console.print_result(columns, rows, fmt)
     elif not rows:
@@ -128,7 +131,9 @@ def report(
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)
-    wh.require_run(run_id)
+    wh.require_run(run_id, incomplete=checked is None)      # a gate refuses an incomplete run
+    if wh.incomplete_note(run_id):
+        console.note("note: %s; this report covers the committed rows only" % wh.incomplete_note(run_id))
     emit_report(wh, run_id, report, options, gate=checked)
 
 
@@ -136,12 +141,22 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     """Build a committed run's report, print it as the reference prints (S4.5) or as tables, write
     JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
     failure exits 1."""
-    doc, warnings = build_report(wh, run_id, options, with_cases=request.json_out is not None or gate is not None)
+    from laya_cases import report_json
+    from laya_cases_cli.progress import StepProgress
+
+    with StepProgress() as bars:            # a bar on a terminal's stderr, gone before anything is printed
+        if options.bootstrap:
+            options = dataclasses.replace(options, progress=bars.step("bootstrap", "replicates"))
+        doc, warnings = build_report(wh, run_id, options, with_cases=gate is not None)   # a gate reads cases
     for line in warnings:
         console.note(line)
     failures = judge(gate, doc, wh, options) if gate is not None else []
-    console.print_report(doc, request.slices, request.view)     # the files are the same for every view
-    write_text(request.json_out, R.dumps(doc), "report")
+    if not request.json_to_stdout:
+        console.print_report(doc, request.slices, request.view)     # the files are the same for every view
+    if request.json_out is not None:            # cases streamed from the store, not from `doc`
+        with StepProgress(quiet=request.json_to_stdout and console.stdout_is_terminal()) as bars:
+            report_json.save(str(request.json_out), doc, wh, run_id, options.score_within,
+                             with_cases=not request.no_cases, progress=bars.step("report JSON", "cases"))
     write_text(request.markdown_out, R.markdown(doc), "markdown report")
     finish(failures)
     return doc
@@ -154,9 +169,15 @@ def plot(
                              "risk_coverage.png (created if missing)."),
     by: Optional[str] = typer.Option(None, "--by", metavar="DIM", help="One reliability line per group of DIM: "
                                      "language, model, qid or tag."),
+    kind: str = typer.Option("calibration", "--kind", metavar="KIND", help="calibration (reliability.png, "
+                             "risk_coverage.png); languages (languages.png: accuracy with its bootstrap interval and "
+                             "ECE per language); shortlist (shortlist_recall.png: recall@k over k); robustness "
+                             "(robustness_agreement.png: agreement per transform and language)."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", metavar="B", help="--kind languages: bootstrap replicates "
+                                  "of the accuracy intervals (seed 0)."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Draw a run's reliability and risk-coverage plots (PNG).
+    """Draw a run's reliability and risk-coverage plots (PNG), or another --kind.
 
     Writes reliability.png and risk_coverage.png into --out and prints their paths; the numbers
     are the report's (same SQL).
@@ -164,13 +185,18 @@ def plot(
     \b
     Example:
       laya-cases plot demo --by language --out plots
+      laya-cases plot b77-k10 --kind shortlist
     """
-    from laya_cases.plots import plot_report
+    from laya_cases.plots import plot_kind, plot_report
 
     if by is not None and by not in R.DIMENSIONS:
         raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
     wh = warehouse_of(warehouse)
     wh.require_run(run_id)
+    if kind != "calibration":                    # the other kinds: laya_cases/plot_kinds.py
+        for path in plot_kind(wh, run_id, kind, out, R.check_bootstrap(bootstrap)):
+            console.out(str(path))
+        return
     doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=False))
     for path in plot_report(doc, out, by):
         console.out(str(path))
@@ -180,7 +206,13 @@ def plot(
 def sql_command(
     query: str = typer.Argument(..., metavar="QUERY", help="One DuckDB SQL query over the views cases, decisions, "
                                 "errors, runs and slice_sets."),
-    fmt: str = typer.Option("table", "--format", metavar="table|csv|json", help="Output format."),
+    fmt: str = typer.Option("table", "--format", metavar="table|csv|json|parquet", help="Output format: table "
+                            "(the first --max-rows rows), or every row as csv, json (strict: NaN/Infinity are "
+                            "null) or parquet (needs --out), written by DuckDB."),
+    out: Optional[str] = typer.Option(None, "--out", metavar="FILE", help="Write the whole result here (csv, json "
+                                       "or parquet; outside the warehouse) instead of to stdout."),
+    max_rows: int = typer.Option(40, "--max-rows", metavar="N", help="Rows the table shows; it says how many "
+                                 "more there are."),
     allow_write: bool = typer.Option(False, "--allow-write", help="Also accept COPY ... TO '<file>' with the file "
                                      "outside the warehouse."),
     warehouse: Optional[Path] = WAREHOUSE,
@@ -196,15 +228,27 @@ def sql_command(
     \b
     Examples:
       laya-cases sql "SELECT qid, avg(correct::INT) AS acc FROM cases GROUP BY 1"
-      laya-cases sql "COPY (FROM cases) TO 'cases.parquet'" --allow-write
+      laya-cases sql "FROM cases" --format parquet --out cases.parquet
     """
-    from laya_cases.sql_guard import check_query
+    from laya_cases.sql_guard import check_output, check_query
 
     wh = warehouse_of(warehouse)
-    check_query(query, wh.root, allow_write)
-    result = listing.user_query(connect_all(wh), query)
-    console.check_format(fmt)            # after the query's own errors, before its rows are read
-    console.print_result(*listing.fetch(result), fmt)
+    kind = check_query(query, wh.root, allow_write)
+    con = connect_all(wh)
+    if kind.name == "COPY":              # the user's own COPY (--allow-write) runs as written
+        result = listing.user_query(con, query)
+        console.check_format(fmt)
+        console.print_result(*listing.fetch(result), fmt)
+        return
+    rel = listing.user_relation(con, query)
+    console.check_sql_output(fmt, out, max_rows)   # after the query's own errors, before its rows are read
+    if out is not None:
+        n = listing.write_result(con, rel, fmt, check_output(out, wh.root))
+        console.note("wrote %d row(s) to %s" % (n, out))
+    elif fmt == "table":
+        console.print_head(*listing.head(rel, max_rows))
+    else:
+        console.write_bytes(listing.result_chunks(con, rel, fmt))
 
 
 def connect_all(wh):

@@ -40,3 +40,108 @@ def fetch(result) -> Tuple[Columns, Sequence[Tuple[Any, ...]]]:
     except duckdb.Error as exc:          # e.g. a page of a store file that does not decode
         raise UsageError("query failed: %s" % str(exc).splitlines()[0]) from None
     return [d[0] for d in result.description], rows
+
+
+# ---------------------------------------------------------------------------- big results (docs/sql.md)
+OUTPUT_FORMATS = ("csv", "json", "parquet")
+_RESULT_VIEW = "_lc_result"
+
+
+def user_relation(con: duckdb.DuckDBPyConnection, query: str):
+    """A checked read query as a lazy DuckDB relation: nothing runs until rows are asked for, so a
+    LIMIT for the screen or a COPY for a file is planned into the query itself."""
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET lock_configuration = true")
+    try:
+        rel = con.sql(query)
+    except duckdb.Error as exc:
+        raise UsageError("query failed: %s" % str(exc).splitlines()[0]) from None
+    if rel is None:
+        raise UsageError("the query contains no SQL statement")
+    return rel
+
+
+def head(rel, max_rows: int) -> Tuple[List[str], List[Tuple[Any, ...]], int]:
+    """(columns, the first `max_rows` rows, how many rows follow them)."""
+    try:
+        rows = rel.limit(max_rows + 1).fetchall()
+        more = 0
+        if len(rows) > max_rows:
+            rows = rows[:max_rows]
+            more = rel.aggregate("count(*)").fetchall()[0][0] - max_rows
+    except duckdb.Error as exc:
+        raise UsageError("query failed: %s" % str(exc).splitlines()[0]) from None
+    return list(rel.columns), rows, more
+
+
+def _finite(expr: str, kind, depth: int = 0) -> Optional[str]:
+    """`expr` with every NaN/Infinity double (at any list/struct depth) made NULL; None when the type
+    holds no floating-point value."""
+    if kind.id in ("double", "float"):
+        return "CASE WHEN isfinite(%s) THEN %s END" % (expr, expr)
+    if kind.id == "list":
+        var = "v%d" % depth
+        inner = _finite(var, dict(kind.children)["child"], depth + 1)
+        return None if inner is None else "list_transform(%s, lambda %s: %s)" % (expr, var, inner)
+    if kind.id == "struct":
+        fields = [(name, _finite("%s.%s" % (expr, sqlfiles.quote_ident(name)), child, depth + 1))
+                  for name, child in kind.children]
+        if all(inner is None for _, inner in fields):
+            return None
+        packed = ", ".join("%s := %s" % (sqlfiles.quote_ident(name), inner or "%s.%s" % (expr, sqlfiles.quote_ident(name)))
+                           for name, inner in fields)
+        return "CASE WHEN %s IS NOT NULL THEN struct_pack(%s) END" % (expr, packed)
+    return None
+
+
+def _nested(kind) -> bool:
+    return kind.id in ("list", "array", "struct", "map", "union")
+
+
+def output_select(rel, fmt: str) -> str:
+    """The SELECT over the result view that a format writes: JSON is strict (a NaN or infinite double
+    is null), CSV writes a list, struct or map as its JSON text; Parquet keeps every type."""
+    columns = []
+    for name, kind in zip(rel.columns, rel.types):
+        col = sqlfiles.quote_ident(name)
+        expr = None
+        if fmt == "json":
+            expr = _finite(col, kind)
+        elif fmt == "csv" and _nested(kind):
+            expr = "to_json(%s)" % col
+        columns.append(col if expr is None else "%s AS %s" % (expr, col))
+    return "SELECT %s FROM %s" % (", ".join(columns) or "*", _RESULT_VIEW)
+
+
+def write_result(con: duckdb.DuckDBPyConnection, rel, fmt: str, target: str) -> int:
+    """DuckDB writes the whole result to the file `target` (COPY is ours; the user's statement was
+    checked to be a read); returns the number of rows written."""
+    options = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true",
+               "parquet": "FORMAT parquet, COMPRESSION zstd"}[fmt]
+    try:
+        con.register(_RESULT_VIEW, rel)
+        written = con.execute("COPY (%s) TO '%s' (%s)" % (output_select(rel, fmt), target.replace("'", "''"),
+                                                          options)).fetchall()
+    except duckdb.Error as exc:
+        raise UsageError("query failed: %s" % str(exc).splitlines()[0]) from None
+    return int(written[0][0]) if written and written[0] else 0
+
+
+def result_chunks(con: duckdb.DuckDBPyConnection, rel, fmt: str, size: int = 1 << 20):
+    """The whole result as DuckDB writes it in `fmt` (csv or json), in byte chunks for stdout: written
+    to a private temporary file first, which is removed afterwards."""
+    import os
+    import tempfile
+
+    handle, path = tempfile.mkstemp(prefix="laya-cases-sql-", suffix="." + fmt)
+    os.close(handle)
+    try:
+        write_result(con, rel, fmt, path)
+        with open(path, "rb") as data:
+            while True:
+                chunk = data.read(size)
+                if not chunk:
+                    break
+                yield chunk
+    finally:
+        os.unlink(path)

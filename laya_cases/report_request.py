@@ -27,6 +27,12 @@ class ReportRequest:
     bootstrap: int = 0
     seed: int = 0
     view: str = "text"
+    no_cases: bool = False                   # --no-cases: the JSON's `cases` list left empty
+
+    @property
+    def json_to_stdout(self) -> bool:
+        """`--json -`: the JSON goes to stdout and the text report is not printed."""
+        return self.json_out is not None and str(self.json_out) == "-"
 
     def options(self) -> R.Options:
         for dim in self.slices:

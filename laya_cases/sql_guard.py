@@ -16,8 +16,8 @@ from . import UsageError
 _READS = {duckdb.StatementType.SELECT}
 
 
-def check_query(query: str, root: Path, allow_write: bool = False) -> None:
-    """Raise UsageError unless `query` is exactly one statement this mode allows."""
+def check_query(query: str, root: Path, allow_write: bool = False):
+    """Raise UsageError unless `query` is exactly one statement this mode allows; its statement type."""
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:
@@ -30,6 +30,20 @@ def check_query(query: str, root: Path, allow_write: bool = False) -> None:
         _check(statements[0], root, allow_write)
     except duckdb.Error:                  # e.g. EXPLAIN (options) ...: what it runs cannot be told apart
         raise UsageError("sql is read-only: cannot tell what this statement runs") from None
+    return statements[0].type
+
+
+def check_output(target: str, root: Path) -> str:
+    """`sql --out FILE`: the file our own COPY writes the result to, refused in, under or above the
+    warehouse (as a user's COPY target is) and when it is a URL."""
+    if not target:
+        raise UsageError("--out: the file name is empty")
+    if "://" in target:
+        raise UsageError("--out %r: only local files may be written" % target)
+    if _inside(target, root):
+        raise UsageError("--out %r is in, under or above the warehouse %s: the store is written only by "
+                         "ingest and run" % (target, root))
+    return target
 
 
 def _check(statement, root: Path, allow_write: bool) -> None:

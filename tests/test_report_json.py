@@ -1,0 +1,127 @@
+"""report --json streams its cases (laya_cases/report_json.py) and must write exactly the bytes of
+report.dumps(doc) of the fully built document: edge floats, NaN/Infinity, nested answers, unicode,
+control characters, repeated tolerances; plus --no-cases and `--json -`."""
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+import struct
+
+import pytest
+
+from helpers import write_jsonl
+from laya_cases import report as R
+from laya_cases import report_json as RJ
+from laya_cases.ingest import ingest
+from laya_cases.warehouse import Warehouse
+
+EDGE_FLOATS = [0.0, -0.0, 1e-7, 1e16, 1e15, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3,
+               123456789.0, 1e22, 1e-5, 0.0001, 9007199254740993.0, math.nan, math.inf, -math.inf]
+
+
+def _random_doubles(rng: random.Random, n: int):
+    out = []
+    for _ in range(n):
+        bits = rng.getrandbits(64)
+        out.append(struct.unpack("<d", struct.pack("<Q", bits))[0])
+    return out
+
+
+def test_encode_equals_json_dumps_on_random_and_edge_values():
+    rng = random.Random(8)
+    values = EDGE_FLOATS + _random_doubles(rng, 3000) + [rng.uniform(0, 1) for _ in range(500)]
+    for v in values:
+        assert RJ.encode(v, "    ") == json.dumps(v)
+    nested = [{"b": [1, 2.5, {"z": None, "a": True}], "a": "x\u2028\x7f\x00\"\\\n\t\u00e9", "c": {}, "d": []},
+              [], {}, "plain", 10 ** 30, -7, [[[]]], {"k": [{"k": [1e-7]}]}, False]
+    for value in nested:
+        for pad in ("", "      "):
+            assert RJ.encode(value, pad) == json.dumps(value, indent=2, sort_keys=True,
+                                                       ensure_ascii=False).replace("\n", "\n" + pad)
+
+
+def _rows(rng: random.Random, n: int):
+    rows = []
+    for i in range(n):
+        kind = rng.choice(["choice", "noul", "score", "choice"])
+        conf = rng.choice(EDGE_FLOATS[:14] + [rng.random(), rng.random()])
+        if kind == "choice":
+            answer = {"type": "choice", "choice": rng.choice(["a", "b", "é\"q"]), "confidence": conf,
+                      "probabilities": {"a": rng.random(), "b": 1e-7, "é\"q": 0.0}}
+            body, label = {"type": "choice", "instructions": "q", "criteria": ["a", "b", "é\"q"]}, rng.choice(["a", "b"])
+        elif kind == "noul":
+            answer = {"noul": rng.random(), "type": "noul", "extra": [1, {"y": -0.0, "x": None}]}
+            body, label = {"type": "noul", "instructions": "q"}, rng.random() < 0.5
+        else:
+            answer = {"type": "score", "score": rng.choice([1, 2.5, 1e16]), "answer_confidence": conf}
+            body, label = {"type": "score", "instructions": "q", "criteria": ["l", "m", "h"]}, rng.choice([0, 1.5, 2])
+        row = {"state": "s%d\u2028\x01" % i, "questions": {"q%d" % (i % 3): body}, "expected": {"q%d" % (i % 3): label},
+               "answers": {"q%d" % (i % 3): answer}, "tags": rng.choice([[], ["vip"], ["a\tb", 3]])}
+        if i % 4:
+            row["language"] = rng.choice(["en", "de", {"code": "fr", "n": 2}, ["x"], 7])
+        if i % 5:
+            row["model"] = rng.choice(["m1", "m\"2"])
+        rows.append(row)
+    rows.append({"state": "nan conf", "questions": {"q0": {"type": "choice", "instructions": "q", "criteria": ["a"]}},
+                 "expected": {"q0": "a"}, "answers": {"q0": {"type": "choice", "choice": "a", "confidence": math.nan}}})
+    rows.append({"state": "empty", "questions": {}, "expected": {}, "answers": {}})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rj")
+    path = write_jsonl(root / "a.answers.jsonl", _rows(random.Random(3), 300))
+    wh = Warehouse(root / "wh")
+    ingest(wh, str(path), run_id="edge")
+    empty = write_jsonl(root / "e.answers.jsonl", [{"state": "e", "questions": {}, "expected": {}, "answers": {}}])
+    ingest(wh, str(empty), run_id="nocases")
+    return wh
+
+
+@pytest.mark.parametrize("run_id", ["edge", "nocases"])
+@pytest.mark.parametrize("score_within", [(), (0.5,), (1.0, 0.25, 1.0)])
+def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatch):
+    options = R.Options(score_within=list(score_within))
+    full = R.dumps(R.build(store.connect([run_id]), run_id, options))
+    monkeypatch.setattr(RJ, "BATCH", 7)                     # many batches, a short last one
+    doc = R.build(store.connect([run_id]), run_id, R.Options(score_within=list(score_within), include_cases=False))
+    out = io.StringIO()
+    RJ.write(out, doc, store.connect([run_id]), run_id, score_within)
+    assert out.getvalue() == full
+    plain = io.StringIO()
+    RJ.write(plain, dict(doc, cases=[]))
+    assert plain.getvalue() == R.dumps(dict(doc, cases=[]))
+    assert json.loads(out.getvalue().replace("NaN", "null"))["cases"] or run_id == "nocases"
+
+
+# ---------------------------------------------------------------------------- the CLI: --json FILE|-, --no-cases
+def _invoke(*args):
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401
+    from laya_cases_cli.app import app
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_json_to_stdout_and_no_cases(store, tmp_path):
+    root = str(store.root)
+    to_file = _invoke("report", "edge", "-w", root, "--json", str(tmp_path / "r.json"), "--score-within", "0.5")
+    assert to_file.exit_code == 0, to_file.stderr
+    written = (tmp_path / "r.json").read_text(encoding="utf-8")
+    want = R.dumps(R.build(store.connect(["edge"]), "edge", R.Options(score_within=[0.5])))
+    assert written == want and to_file.stdout.startswith("aurc")          # the text report beside the file
+    to_stdout = _invoke("report", "edge", "-w", root, "--json", "-", "--score-within", "0.5")
+    assert to_stdout.exit_code == 0 and to_stdout.stdout == written + "\n"   # JSON only, the text report off
+    bare = _invoke("report", "edge", "-w", root, "--json", "-", "--no-cases", "--score-within", "0.5")
+    doc, full = json.loads(bare.stdout), json.loads(written)
+    assert doc["cases"] == [] and len(full["cases"]) == 301
+    assert bare.stdout == R.dumps(dict(json.loads(written), cases=[])) + "\n"
+
+
+def test_cli_json_unwritable_is_one_line(store, tmp_path):
+    result = _invoke("report", "edge", "-w", str(store.root), "--json", str(tmp_path / "no" / "such" / "r.json"))
+    assert result.exit_code == 2 and result.stderr.startswith("laya-cases: cannot write report")
+    assert len(result.stderr.splitlines()) == 1

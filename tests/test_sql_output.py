@@ -1,0 +1,116 @@
+"""`laya-cases sql` for big results: the table shows --max-rows rows and says how many more; csv,
+json and parquet are written by DuckDB (lists as lists, strict JSON: NaN/Infinity are null); --out
+files never go into the warehouse; a user's own COPY still needs --allow-write."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import laya_cases_cli.commands  # noqa: F401
+from helpers import write_jsonl
+from laya_cases.ingest import ingest
+from laya_cases.warehouse import Warehouse
+from laya_cases_cli.app import app
+
+N = 57
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, list(args))
+
+
+def _row(i: int) -> dict:
+    conf = [0.25, math.nan, math.inf, 1e-7][i % 4]
+    return {"state": "s%d" % i, "tags": ["t,1", "q\"2"][: i % 3],
+            "questions": {"q": {"type": "choice", "instructions": "i", "criteria": ["a", "b"]}},
+            "expected": {"q": "a"},
+            "answers": {"q": {"type": "choice", "choice": "ab"[i % 2], "confidence": conf,
+                              "probabilities": {"a": conf, "b": 0.5}}}}
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sqlout")
+    path = write_jsonl(root / "a.answers.jsonl", [_row(i) for i in range(N)])
+    ingest(Warehouse(root / "wh"), str(path), run_id="r1")
+    return str(root / "wh")
+
+
+QUERY = "SELECT row_index, confidence, probabilities, tags, correct FROM cases ORDER BY row_index"
+
+
+def test_table_caps_rows_and_counts_the_rest(wh):
+    result = invoke("sql", QUERY, "-w", wh, "--max-rows", "5")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("… %d more row(s)" % (N - 5))
+    body = [line for line in lines[2:-1] if line.strip()]
+    assert [line.split()[0] for line in body] == ["0", "1", "2", "3", "4"]
+    whole = invoke("sql", QUERY, "-w", wh, "--max-rows", str(N))
+    assert "more row(s)" not in whole.stdout and len([l for l in whole.stdout.splitlines()[2:] if l.strip()]) == N
+    default = invoke("sql", QUERY, "-w", wh)
+    assert default.stdout.splitlines()[-1].startswith("… %d more row(s)" % (N - 40))
+
+
+def test_json_is_strict_and_lists_are_lists(wh):
+    result = invoke("sql", QUERY, "-w", wh, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+
+    def refuse(token):
+        raise AssertionError("non-standard JSON token %s" % token)
+    rows = json.loads(result.stdout, parse_constant=refuse)
+    assert len(rows) == N
+    assert [r["confidence"] for r in rows[:4]] == [0.25, None, None, 1e-7]
+    assert rows[1]["probabilities"] == [None, 0.5] and rows[2]["probabilities"] == [None, 0.5]
+    assert rows[2]["tags"] == ["t,1", "q\"2"] and rows[0]["tags"] == [] and rows[0]["correct"] is True
+    empty = invoke("sql", "SELECT 1 AS x WHERE false", "-w", wh, "--format", "json")
+    assert json.loads(empty.stdout) == []
+
+
+def test_csv_writes_lists_as_json_text(wh):
+    result = invoke("sql", QUERY, "-w", wh, "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == N and list(rows[0]) == ["row_index", "confidence", "probabilities", "tags", "correct"]
+    assert json.loads(rows[2]["tags"]) == ["t,1", "q\"2"] and json.loads(rows[0]["probabilities"]) == [0.25, 0.5]
+    assert rows[0]["correct"] == "true" and float(rows[3]["confidence"]) == 1e-7
+
+
+def test_parquet_out_keeps_types(wh, tmp_path):
+    target = tmp_path / "cases.parquet"
+    result = invoke("sql", QUERY, "-w", wh, "--format", "parquet", "--out", str(target))
+    assert result.exit_code == 0 and result.stdout == "" and "wrote %d row(s)" % N in result.stderr
+    table = pq.read_table(str(target))
+    assert table.num_rows == N and str(table.schema.field("tags").type) == "list<element: string>"
+    assert math.isnan(table.column("confidence")[1].as_py())             # Parquet keeps NaN as NaN
+    again = invoke("sql", QUERY, "-w", wh, "--format", "json", "--out", str(tmp_path / "c.json"))
+    assert again.exit_code == 0 and len(json.loads((tmp_path / "c.json").read_text())) == N
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--format", "parquet"], "add --out FILE"),
+    (["--out", "x.csv"], "--out writes csv, json or parquet"),
+    (["--format", "xml"], "--format must be table, csv or json"),
+    (["--max-rows", "0"], "--max-rows must be at least 1"),
+])
+def test_bad_output_flags_are_one_line(wh, args, needle):
+    result = invoke("sql", QUERY, "-w", wh, *args)
+    assert result.exit_code == 2 and result.stdout == "" and needle in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_out_never_into_the_warehouse(wh):
+    for target in (wh + "/cases/x.parquet", wh, wh + "/.."):
+        result = invoke("sql", QUERY, "-w", wh, "--format", "parquet", "--out", target)
+        assert result.exit_code == 2 and "warehouse" in result.stderr, result.stderr
+    url = invoke("sql", QUERY, "-w", wh, "--format", "csv", "--out", "s3://bucket/x.csv")
+    assert url.exit_code == 2 and "only local files" in url.stderr
+    for statement in ("COPY (FROM cases) TO 'x.csv'", "CREATE TABLE t AS FROM cases"):
+        refused = invoke("sql", statement, "-w", wh, "--format", "csv", "--out", "y.csv")
+        assert refused.exit_code == 2 and "read-only" in refused.stderr
