@@ -14,17 +14,14 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import UsageError, shorten
+from .convert_labels import TYPES, question
 
-TYPES = ("choice", "noul", "score")
-INSTRUCTIONS = {"choice": "Which {} fits the input?", "noul": "Is the input {}?",     # {}: the qid, _ as space
-                "score": "Which {} level fits the input?"}
 _FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
                   ".arrow": "arrow", ".txt": "text"}
 
@@ -41,7 +38,7 @@ class Mapping:
     type: str = "choice"                 # choice / noul / score
     options: Any = None                  # choice labels (list, or dict label -> description), noul's two
     #                                      label texts (false first), score level texts; default: below
-    instructions: Optional[str] = None   # the question text [default: INSTRUCTIONS[type] with the qid]
+    instructions: Optional[str] = None   # the question text [default: convert_labels.INSTRUCTIONS]
     language: Optional[str] = None       # column holding the row's language
     tags: Columns = None                 # column(s) whose values (or list values) become the row's tags
     item_id: Optional[str] = None        # column holding the source item id (decision column item_id)
@@ -109,9 +106,11 @@ def to_rows(source: Any, mapping: Mapping) -> List[Dict[str, Any]]:
         if col not in present:
             raise UsageError("column %r (%s) is not in the dataset; its columns: %s"
                              % (col, role, shorten(", ".join(present), 300)))
+    if table.num_rows == 0:
+        raise UsageError("the dataset has no rows")
     data = {col: _named(table.column(col).to_pylist(), names.get(col)) for _, col in wanted}
     labels = table.column(m.label).to_pylist()                  # ClassLabel indices kept for score/noul
-    question, expected = _question(m, labels, names.get(m.label))
+    body, expected = question(m, labels, names.get(m.label))
     qid = m.qid or m.label
     rows = []
     for i in range(table.num_rows):
@@ -122,7 +121,7 @@ def to_rows(source: Any, mapping: Mapping) -> List[Dict[str, Any]]:
             row["state"] = _json_value(data[m.state][i], i, m.state)
         else:
             row["state"] = {c: _json_value(data[c][i], i, c) for c in state_cols}
-        row["questions"] = {qid: question}
+        row["questions"] = {qid: body}
         row["expected"] = {qid: expected[i]}
         if m.language and data[m.language][i] is not None:
             row["language"] = str(_json_value(data[m.language][i], i, m.language))
@@ -232,8 +231,11 @@ def _table(source: Any, limit: Optional[int]) -> Tuple[Any, Dict[str, List[str]]
     kind = type(source).__module__.split(".")[0]
     names: Dict[str, List[str]] = {}
     if kind == "datasets":
-        if not hasattr(source, "features") or not hasattr(source, "select"):
+        if not hasattr(source, "features"):
             raise UsageError("a %s: pick one split first, e.g. ds[\"test\"]" % type(source).__name__)
+        if not hasattr(source, "select"):                        # an IterableDataset (streaming): read it
+            rows = list(source.take(limit) if limit is not None else source)
+            source = _import("datasets").Dataset.from_list(rows, features=source.features)
         if limit is not None:
             source = source.select(range(min(limit, len(source))))
         names = {col: n for col, n in ((c, _class_names(f)) for c, f in source.features.items()) if n}
@@ -294,103 +296,3 @@ def _json_value(value: Any, i: int, col: str) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_value(v, i, col) for v in value]
     return value
-
-
-def _question(m: Mapping, labels: List[Any], names: Optional[List[str]]) -> Tuple[Dict[str, Any], List[Any]]:
-    """The question body (S2.2) and each row's label in its S1.3 JSON type."""
-    default = INSTRUCTIONS[m.type].format((m.qid or m.label).replace("_", " "))
-    body: Dict[str, Any] = {"type": m.type, "instructions": m.instructions or default}
-    build = {"choice": _choice, "noul": _noul, "score": _score}[m.type]
-    criteria, extra, expected = build(m, labels, names)
-    if criteria is not None:
-        body["criteria"] = criteria
-    body.update(extra)
-    return body, expected
-
-
-def _bad(i: int, m: Mapping, value: Any, why: str) -> UsageError:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return UsageError("row %d: column %r has no label (null)" % (i, m.label))
-    return UsageError("row %d: column %r value %s %s" % (i, m.label, shorten(repr(value)), why))
-
-
-def _option_list(m: Mapping) -> Optional[List[Any]]:
-    if m.options is None:
-        return None
-    if isinstance(m.options, str) or not isinstance(m.options, (list, tuple, dict)) or not m.options:
-        raise UsageError("options must be a non-empty list (or a dict label -> description), got %r"
-                         % (shorten(repr(m.options)),))
-    return list(m.options)
-
-
-def _choice(m: Mapping, labels: List[Any], names: Optional[List[str]]):
-    given = _option_list(m)
-    if given is not None and not all(isinstance(o, str) for o in given):
-        raise UsageError("choice options must be strings, got %s" % shorten(repr(given), 200))
-    expected = []
-    for i, v in enumerate(labels):
-        if names and isinstance(v, int) and not isinstance(v, bool):
-            if not 0 <= v < len(names):
-                raise _bad(i, m, v, "is not a class of the ClassLabel feature (0..%d; -1 means no label)"
-                           % (len(names) - 1))
-            v = names[v]
-        elif isinstance(v, int) and not isinstance(v, bool):
-            v = str(v)
-        elif not isinstance(v, str):
-            raise _bad(i, m, v, "is not a choice label (a string, an integer or a ClassLabel class)")
-        expected.append(v)
-    if given is not None:
-        options = given
-    elif names:
-        options = names
-    else:
-        ints = all(isinstance(v, int) and not isinstance(v, bool) for v in labels)
-        options = [str(v) for v in sorted(set(labels))] if ints else sorted(set(expected))
-    allowed = set(options)
-    for i, v in enumerate(expected):
-        if v not in allowed:
-            raise _bad(i, m, v, "is not one of the options: %s" % shorten(", ".join(options), 200))
-    criteria = dict(m.options) if isinstance(m.options, dict) else list(options)
-    return criteria, {}, expected
-
-
-def _noul(m: Mapping, labels: List[Any], names: Optional[List[str]]):
-    texts = _option_list(m)
-    if texts is None and names is not None:
-        if len(names) != 2:
-            raise UsageError("column %r has %d classes; a noul question needs two (false first) or "
-                             "bool values" % (m.label, len(names)))
-        texts = names
-    if texts is not None and (len(texts) != 2 or not all(isinstance(t, str) and t.strip() for t in texts)
-                              or texts[0].strip() == texts[1].strip()):
-        raise UsageError("noul options must be two distinct non-empty label texts, false first, got %r"
-                         % (texts,))
-    expected = []
-    for i, v in enumerate(labels):
-        if isinstance(v, bool):
-            expected.append(v)
-        elif isinstance(v, int) and v in (0, 1):
-            expected.append(v == 1)
-        elif isinstance(v, str) and texts is not None and v in texts:
-            expected.append(v == texts[1])
-        else:
-            raise _bad(i, m, v, "is not a noul label (true/false, 0/1%s)"
-                       % (", %r/%r" % tuple(texts) if texts else ""))
-    extra = {"labels": {"false": texts[0], "true": texts[1]}} if texts is not None else {}
-    return None, extra, expected
-
-
-def _score(m: Mapping, labels: List[Any], names: Optional[List[str]]):
-    levels = _option_list(m) or names
-    for i, v in enumerate(labels):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
-            raise _bad(i, m, v, "is not a score label (a finite number, the level index)")
-        if v < 0 or (levels is not None and v > len(levels) - 1):
-            raise _bad(i, m, v, "is outside the levels 0..%d" % (len(levels) - 1 if levels else 0))
-    if levels is None:
-        top = math.ceil(max(labels)) if labels else 0
-        levels = [str(k) for k in range(int(top) + 1)]
-    if isinstance(m.options, dict) or any(level is None for level in levels):
-        raise UsageError("score options must be a list of level texts (level 0 first), got %r"
-                         % (shorten(repr(m.options)),))
-    return list(levels), {}, list(labels)

@@ -229,6 +229,21 @@ def test_null_labels_and_missing_files_are_named(tmp_path):
         from_hf(datasets.DatasetDict({"test": _dataset()}), state="text", label="intent")
     with pytest.raises(lc.UsageError, match="holds bytes"):
         from_hf(pd.DataFrame({"s": [b"\x00"], "y": ["x"]}), state="s", label="y")
+    with pytest.raises(lc.UsageError, match="^the dataset has no rows$"):
+        from_hf(_dataset().select([]), state="text", label="intent")
+
+
+def test_a_streaming_dataset_and_a_folder_of_data_files(tmp_path):
+    reference = from_hf(_dataset(), **EXTRAS, **MAPPINGS["intent"])
+    assert from_hf(_dataset().to_iterable_dataset(), **EXTRAS, **MAPPINGS["intent"]) == reference
+    assert from_hf(_dataset().to_iterable_dataset(), limit=2, **EXTRAS, **MAPPINGS["intent"]) == reference[:2]
+    folder = tmp_path / "files"
+    folder.mkdir()
+    frame = pd.DataFrame(_frame_data())
+    frame.iloc[:2].to_json(folder / "train.jsonl", orient="records", lines=True)
+    frame.to_json(folder / "test.jsonl", orient="records", lines=True)
+    rows = from_hf(str(folder), split="test", state="text", label="intent", options=INTENTS)
+    assert [r["expected"]["intent"] for r in rows] == [r["expected"]["intent"] for r in reference]
 
 
 # ---------------------------------------------------------------------------- out: a run -> datasets
