@@ -1,0 +1,65 @@
+"""Offline models over the stored XQuAD-R relevance set (slow; needs ../shared/data/xquad_r_relevance):
+MiniLM scoring (cosine -> (c + 1) / 2) and SmolLM2 P(yes) over three languages, the first 6 rows of each
+(--limit 6 keeps CI short), write all four CSVs; a second `relevance run` redoes nothing."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+from typer.testing import CliRunner
+
+from helpers import ROOT, needs_shared_data, shared_data
+from laya_cases.warehouse import Warehouse
+
+MANIFEST = str(ROOT / "data" / "relevance" / "xquad_r_relevance.json")
+LANGS = "en,de,zh"
+
+
+def _invoke(*args: str):
+    import laya_cases_cli.commands  # noqa: F401
+    from laya_cases_cli.app import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def _csv(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@needs_shared_data("xquad_r_relevance")
+def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
+    wh = str(tmp_path / "wh")
+    common = ["--manifest", MANIFEST, "--data-root", str(shared_data()), "--langs", LANGS, "--limit", "6", "-w", wh]
+    for model in ("minilm", "smollm2"):
+        result = _invoke("relevance", "run", "--model", model, *common)
+        assert result.exit_code == 0, result.output
+    again = _invoke("relevance", "run", "--model", "minilm", *common)
+    assert again.exit_code == 0 and again.output.count("\tdone") == 3 and "committed\n" not in again.output
+    assert len(Warehouse(wh).run_ids()) == 6
+
+    con = Warehouse(wh).connect()
+    rows = con.execute("SELECT model_key, relevance_score, no_score, native_score FROM cases").fetchall()
+    assert len(rows) == 36
+    for model, yes, no, native in rows:
+        assert 0.0 <= yes <= 1.0 and abs(yes + no - 1.0) < 1e-12
+        if model == "minilm":
+            assert abs(yes - (native + 1) / 2) < 1e-12          # native = cosine
+        else:
+            assert abs(yes - 1 / (1 + math.exp(-native))) < 1e-9   # native = logit P(yes)
+    facts = [json.loads(s)["relevance"] for (s,) in con.execute("SELECT settings_json FROM runs").fetchall()]
+    assert {f["mode"] for f in facts} == {"scoring"} and all(f["throughput_items_per_second"] > 0 for f in facts)
+    assert {f["model_name"]: f["prompt_sha256"] is not None for f in facts} == {"minilm": False, "smollm2": True}
+
+    out = tmp_path / "out"
+    result = _invoke("relevance", "export", "--out", str(out), "-w", wh)
+    assert result.exit_code == 0, result.output
+    assert len(_csv(out / "leaderboard.csv")) == 6
+    assert [r["model_id"] for r in _csv(out / "aggregates.csv")] in (["minilm", "smollm2"], ["smollm2", "minilm"])
+    assert len(_csv(out / "threshold_sweep.csv")) == 38
+    summary = _csv(out / "scoring_summary.csv")
+    assert len(summary) == 2 and all(r["roc_auc_macro"] for r in summary)
+    board = _invoke("relevance", "leaderboard", "-w", wh, "--markdown", str(tmp_path / "board.md"))
+    assert board.exit_code == 0 and "languages: de, en, zh" in board.output
+    assert (tmp_path / "board.md").read_text().startswith("| group | position | model_id |")
