@@ -13,6 +13,7 @@ SLOW = {
     "tests/test_crosslingual.py::test_real_multilingual_run_matches_polars",
     "tests/test_robustness.py::test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store",
     "tests/test_causal_choice.py",
+    "tests/test_massive_models.py",
     "tests/test_object_states.py::test_minilm_object_state_accuracy_equals_string_state_on_massive_held_out",
     "tests/test_golden.py",
     "tests/test_differential.py",
@@ -36,6 +37,10 @@ SLOW = {
     "tests/test_relevance_models.py",
     "tests/test_shortlist.py::test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store",
     "tests/test_presentation.py::test_laya_checkpoint_built_locally_runs_the_checks",
+    "tests/test_plots_kinds.py::test_shortlist_recall_curve_png_is_the_stored_ranks",           # CLI runs
+    "tests/test_plots_kinds.py::test_languages_png_bars_are_the_reports_accuracy_interval_and_ece",
+    "tests/test_plots_kinds.py::test_robustness_png_is_agreement_per_transform_and_language",
+    "tests/test_plots_kinds.py::test_plots_load_no_model",
     "tests/test_reference_order.py::test_last_bit_differences_still_pass_at_tolerance_0_without_laya",  # subprocess
     "tests/test_reference_order.py::test_compare_reference_doc_verdict_is_the_same_without_laya",     # subprocess
     "tests/test_strict.py::test_warnings_alone_do_not_fail_and_default_validate_is_unchanged",       # CLI runs
