@@ -357,3 +357,21 @@ def test_a_bad_document_is_one_line_and_commits_nothing(tmp_path, change, messag
     res = _invoke("import", str(path), "-w", str(wh))
     assert res.exit_code == 2 and message in res.stderr and res.stderr.count("\n") == 1
     assert Warehouse(wh).run_ids() == []
+
+
+def test_the_docs_plain_duckdb_block_gives_the_harness_numbers(harness_store):
+    """docs/massive.md's ```sql block, run as written (plain duckdb, no laya-cases code) on run `h`."""
+    import re
+
+    from helpers import ROOT
+
+    wh, _stdout, doc = harness_store
+    text = (ROOT / "docs" / "massive.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"^```sql\n(.*?)^```", text, re.M | re.S)
+    sql = block.replace("'RUN'", "'h'").replace("'warehouse/", "'%s/" % wh.root)
+    got = {r[0]: r[1:] for r in duckdb.connect().execute(sql).fetchall()}
+    assert set(got) == {"en", "de", "fr"}
+    for lang, (n, accuracy, mean_confidence, acc50) in got.items():
+        block = doc["report"][lang]
+        assert (n, round(accuracy, 4), round(mean_confidence, 4), round(acc50, 4)) == \
+            (block["n"], block["accuracy"], block["mean_confidence"], block["acc_at_50_coverage"])
