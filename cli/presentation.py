@@ -61,7 +61,8 @@ def presentation_command(
       laya-cases presentation --model convaiinnovations/laya --json presentation.json
       laya-cases presentation --run 20261201T031500-1a2b3c
     """
-    from laya_cases.presentation import checks, harness
+    from laya_cases.presentation import checks
+    from laya_cases.presentation.harness import execute
     from laya_cases.run import RunnerCrash
 
     wh = warehouse_of(warehouse)
@@ -72,8 +73,8 @@ def presentation_command(
         rid = run
     else:
         try:
-            rid = harness.execute(wh, model=model, run_id=run_id, device=device,
-                                  states=str(states) if states else None).run_id
+            rid = execute(wh, model=model, run_id=run_id, device=device,
+                          states=str(states) if states else None).run_id
         except RunnerCrash as crash:
             traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
             console.note(str(crash))
