@@ -32,7 +32,11 @@ class ScriptedScorer(Runner):
     def predict_batch(self, states, questions, **kwargs):
         out = []
         for state in states:
-            yes = float(state["sentence"])
+            try:
+                yes = float(state["sentence"])
+            except ValueError:                  # no score at all: the sweep reads it as 0.0 (S8.6)
+                out.append({"answers": {q: {"type": "noul"} for q in questions}})
+                continue
             out.append({"answers": {q: answer_from_probs(b, [1 - yes, yes]) for q, b in questions.items()},
                         "facts": {q: {"relevance_score": yes, "no_score": 1 - yes, "native_score": yes}
                                   for q in questions}})
@@ -295,3 +299,18 @@ def test_manifest_languages_and_errors(tmp_path):
         M.load_manifest(str(path))
     result = _invoke("relevance", "languages", "--data", str(tmp_path / "root" / "set"))
     assert result.exit_code == 0 and "en" in result.output and "0.5000" in result.output
+
+
+def test_a_tie_between_yes_and_no_is_no_and_a_missing_score_is_unparsed(tmp_path, scripted):
+    write_language(tmp_path / "data", "en", [("yes", "0.5"), ("no", "0.5"), ("yes", "none"), ("no", "0.6")])
+    wh = Warehouse(tmp_path / "wh")
+    bench(wh, tmp_path / "data", "scripted-scorer")
+    con = metrics.connect(wh)
+    got = con.execute("SELECT c.predicted, i.verdict FROM rel_items i JOIN cases c USING (run_id, row_index) "
+                      "ORDER BY row_index").fetchall()
+    # the stored noul answer says true at 0.5 (and false without a value, S2); the S8.5 verdict is no, and none
+    assert got == [("true", False), ("true", False), ("false", None), ("true", True)]
+    row = metrics.S.rows(con.execute("SELECT * FROM rel_metrics"))[0]
+    assert (row["tp"], row["fn"], row["tn"], row["fp"], row["unparsed"]) == (0, 1, 1, 1, 1)
+    at0 = con.execute("SELECT tp, fn FROM rel_sweep WHERE threshold = 0").fetchone()
+    assert at0 == (2, 0)                                          # the missing score reads 0.0 >= 0
