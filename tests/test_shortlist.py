@@ -291,3 +291,63 @@ def test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store(tmp_path):
     assert doc["config"]["shortlist"]["embedder_id"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert sum(doc["config"]["shortlist"]["counts"].values()) == 20
     assert doc["overall"]["shortlist_recall_at_k"] >= 0.5           # measured 0.9 (k=10 of 77)
+
+
+# ---------------------------------------------------------------------------- the command
+class _RegisteredPreferenceDouble(PreferenceRunnerDouble):
+    name = "preference-double"
+
+    def __init__(self, model=None, **kw):
+        super().__init__(T76_PREFS)
+
+
+def _embedding_double():
+    from laya_cases.runners.embedding import EmbeddingRunner
+
+    class ScriptedEmbeddingRunnerDouble(EmbeddingRunner):
+        """A registered embedder double: one-hot label vectors, every state prefers a then c."""
+
+        name = "scripted-embedder-double"
+
+        def __init__(self, model=None, device=None, **kw):
+            super().__init__()
+            self.info = RunnerInfo(runner=self.name, model_id="scripted-embedder-double")
+
+        def _embed(self, texts):
+            return np.stack([np.eye(4)[LABELS.index(t)] if t in LABELS else np.array([1.0, 0.0, 0.5, 0.0])
+                             for t in texts]).astype(np.float32)
+
+    return ScriptedEmbeddingRunnerDouble
+
+
+@pytest.fixture
+def cli_doubles():
+    from laya_cases.runners import registry
+
+    emb = _embedding_double()
+    registry.register("preference-double", _RegisteredPreferenceDouble)
+    registry.register(emb.name, emb)
+    yield
+    registry.unregister("preference-double")
+    registry.unregister(emb.name)
+
+
+def test_cli_shortlist_and_tournament(tmp_path, cli_doubles):
+    import laya_cases_cli.commands  # noqa: F401
+    from typer.testing import CliRunner
+    from laya_cases_cli.app import app
+
+    ds, wh = _dataset(tmp_path, T76_ROWS), str(tmp_path / "wh")
+    res = CliRunner().invoke(app, ["shortlist", ds, "--model", "preference-double", "--k", "2", "--embedder",
+                                   "scripted-embedder-double", "--run-id", "s", "-w", wh, "--json", str(tmp_path / "s.json")])
+    assert res.exit_code == 0, res.output
+    assert "shortlist_recall_at_k 0.7500" in res.stdout            # kept [a, c]: the gold b of row 3 is lost
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert doc["config"]["shortlist"]["embedder_id"] == "scripted-embedder-double"
+    res = CliRunner().invoke(app, ["shortlist", ds, "--model", "preference-double", "--tournament", "--group-size",
+                                   "2", "--run-id", "t", "-w", wh])
+    assert res.exit_code == 0 and "tournament_survival_rate 0.7500" in res.stdout, res.output
+    for args in (["--tournament", "--embedder", "minilm"], ["--embedder", "preference-double"], ["--k", "0"],
+                 ["--tournament", "--group-size", "1"]):
+        res = CliRunner().invoke(app, ["shortlist", ds, "--model", "preference-double", "-w", wh] + args)
+        assert res.exit_code == 2, (args, res.output)
