@@ -1,23 +1,47 @@
 """Inference commands: `run` (a model over a dataset -> a committed run -> its report); `massive` is in massive.py."""
 from __future__ import annotations
 
+import dataclasses
 import traceback
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from laya_cases import UsageError
 from laya_cases.report_request import ReportRequest
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.gates import prepare_gate
-from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
+from laya_cases_cli.options import WAREHOUSE, _injector, gate_options, report_options
 from laya_cases_cli.store import emit_report
+
+_COMMIT_FLAGS = [
+    ("resume", Optional[str], typer.Option(None, "--resume", metavar="ID", help="Continue the incomplete run ID "
+                                           "(killed or stopped midway): committed rows are not run again; the "
+                                           "dataset, model and options must be the run's own.")),
+    ("commit_every", Optional[int], typer.Option(None, "--commit-every", metavar="N", help="Commit the decisions "
+                                                 "every N dataset rows, so that a killed run can be resumed "
+                                                 "[default: 65536]; 0: only at the end.")),
+    ("commit_seconds", Optional[float], typer.Option(None, "--commit-seconds", metavar="T", help="Also commit "
+                                                     "once T seconds have passed since the last commit [default: "
+                                                     "300]; 0: never by time.")),
+]
+
+
+def _with_commits(opts, commits: dict):
+    """RunOptions with --resume (the run id), --commit-every and --commit-seconds."""
+    resume = commits["resume"]
+    if resume is not None and opts.run_id is not None and opts.run_id != resume:
+        raise UsageError("--run-id and --resume name different runs; --resume ID alone continues run ID")
+    return dataclasses.replace(opts, run_id=resume or opts.run_id, resume=resume is not None,
+                               commit_every=commits["commit_every"], commit_seconds=commits["commit_seconds"])
 
 
 @app.command("run")
 @gate_options
 @report_options
+@_injector("commits", _COMMIT_FLAGS, dict)
 def run_command(
     dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines, spec S1)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="minilm, use-multilingual, smollm2, a "
@@ -32,8 +56,9 @@ def run_command(
     min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="T",
                                                    help="Abstention gate in [0, 1] (S6.11): marks answers "
                                                         "passed/abstained/unevaluated; metrics are unchanged."),
-    on_error: str = typer.Option("fail", "--on-error", metavar="fail|skip", help="fail: a runner error stops the run, nothing is "
-                                 "committed (exit 1); skip: record the failed rows as errors and go on."),
+    on_error: str = typer.Option("fail", "--on-error", metavar="fail|skip", help="fail: a runner error stops the run (exit 1; "
+                                 "chunks already committed stay, for --resume); skip: record the failed rows as "
+                                 "errors and go on."),
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runner supports."),
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA",
                                            help="Pin the checkpoint revision (runners that load from a hub)."),
@@ -56,11 +81,13 @@ def run_command(
     warehouse: Optional[Path] = WAREHOUSE,
     report: ReportRequest = None,
     gate=None,
+    commits=None,
 ) -> None:
     """Score a model on a dataset; commit and report the run.
 
     Every decision is committed to the warehouse as a new run (its id on stderr, with a progress
-    bar while it runs on a terminal). stdout and the --json/--markdown files are exactly what
+    bar while it runs on a terminal), in chunks as it goes: a run killed midway is continued by
+    the same command with --resume ID. stdout and the --json/--markdown files are exactly what
     `laya-cases report RUN` gives later from the store.
 
     \b
@@ -78,6 +105,7 @@ def run_command(
     opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
                       min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
                       run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
+    opts = _with_commits(opts, commits)
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
@@ -87,7 +115,7 @@ def run_command(
     except RunnerCrash as crash:
         if crash_exit_code is None:              # like the reference: the traceback, exit 1 (S6.7)
             traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
-        console.note(str(crash))
+        console.note("; ".join(filter(None, (str(crash), wh.incomplete_note(crash.run_id)))))
         raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
     # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
     console.committed(recorded.run_id, wh.root, recorded.n_errors)

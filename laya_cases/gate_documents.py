@@ -68,6 +68,8 @@ def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
     if wh is None or run_id is None or os.path.exists(ref):
         return load_document(ref)
     if not wh.has_run(run_id):
+        if wh.run_state(run_id) == "incomplete":
+            wh.require_run(run_id)                # refused, named as incomplete (how to finish it)
         raise UsageError("cannot read report %s: no such file, and no run with that id in warehouse %s"
                          % (shorten(repr(ref)), wh.root))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases

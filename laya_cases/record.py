@@ -5,11 +5,18 @@ distinct question sets behind `questions_sha256`), turns answered rows into deci
 one DecisionBuffer (which also numbers the slice sets), streams them into the warehouse's staging
 area in bounded batches, and writes the run row last. Nothing is visible before `commit`; an
 exception anywhere inside `staging()` discards the staging area.
+
+Chunked commits (`laya-cases run`; run_progress.py): with `commit_rows` and/or `commit_seconds`, the
+caller asks `chunk_due(rows_done)` after each runner call and, when due, `commit_chunk(...)` makes the
+decisions so far visible as an incomplete run; `commit` then finishes it. `staging(resume=True)` takes
+over an incomplete run instead: the decision buffer continues its case-id repeat counts, slice-set ids
+and case/error counts, so the rows still to come are recorded exactly as in an uninterrupted run.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, Optional
@@ -24,6 +31,8 @@ from .schema import SCHEMA_VERSION
 from .warehouse import Warehouse
 
 FLUSH_EVERY = 65536          # decision rows held in memory before they go to the staging area
+COMMIT_ROWS = 65536          # `laya-cases run`: dataset rows between chunk commits (--commit-every)
+COMMIT_SECONDS = 300.0       # `laya-cases run`: seconds between chunk commits (--commit-seconds)
 
 
 @dataclass(frozen=True)
@@ -37,15 +46,22 @@ class RecordedRun:
 
 
 class RunRecorder:
-    """Records one run whose rows come from `source` (the file named in every error's file:line)."""
+    """Records one run whose rows come from `source` (the file named in every error's file:line).
 
-    def __init__(self, wh: Warehouse, run_id: str, source: str):
+    `commit_rows` / `commit_seconds` (None or 0: never) make `chunk_due` true once that many dataset
+    rows or seconds have passed since the last chunk commit; without either the run commits once."""
+
+    def __init__(self, wh: Warehouse, run_id: str, source: str, *, commit_rows: Optional[int] = None,
+                 commit_seconds: Optional[float] = None):
         self.wh, self.run_id, self.source = wh, run_id, source
         self.buffer = DecisionBuffer()
         self.n_rows = 0
         self._labelled = identity.LabelledRowsDigest()
         self._question_sets: Dict[str, Dict[str, Any]] = {}
         self._staged: Any = None            # the warehouse's staged run while staging() is open
+        self.commit_rows, self.commit_seconds = commit_rows or None, commit_seconds or None
+        self.resumed: Optional[Dict[str, Any]] = None     # the progress entry staging(resume=True) took over
+        self._last_rows, self._last_time = 0, time.monotonic()
 
     def where(self, row: Row) -> str:
         return "%s:%d" % (self.source, row.line_no)
@@ -59,15 +75,48 @@ class RunRecorder:
         self._question_sets.setdefault(json.dumps(row.questions, sort_keys=False, default=str), row.questions)
         self.n_rows += 1
 
+    def identity(self) -> Dict[str, str]:
+        """The run's identity over the rows noted so far: labelled_rows_sha256 and questions_sha256."""
+        return {"labelled_rows_sha256": self._labelled.hexdigest(),
+                "questions_sha256": identity.questions_sha256(self._question_sets.values())}
+
     @contextmanager
-    def staging(self) -> Iterator["RunRecorder"]:
-        """The staging area the decision rows stream into; `commit` inside it makes the run visible."""
-        with self.wh.stage(self.run_id) as staged:
+    def staging(self, resume: bool = False) -> Iterator["RunRecorder"]:
+        """The staging area the decision rows stream into; `commit` inside it makes the run visible.
+        With `resume`, take over the incomplete run of this id (`self.resumed` is its progress entry)."""
+        with self.wh.stage(self.run_id, resume=resume) as staged:
             self._staged = staged
             try:
+                if resume:
+                    self._restore(staged)
                 yield self
             finally:
                 self._staged = None
+
+    def _restore(self, staged: Any) -> None:
+        """Continue the committed chunks' numbering: case-id repeats, slice-set ids, case/error counts."""
+        import pyarrow.parquet as pq
+
+        entry = staged.progress
+        seen: Dict[str, int] = {}
+        for path in self.wh.case_files(self.run_id):
+            for case_id in pq.read_table(str(path), columns=["case_id"]).column("case_id").to_pylist():
+                if case_id is not None:
+                    digest = case_id.split("#", 1)[0]
+                    seen[digest] = seen.get(digest, 0) + 1
+        sets: Dict[tuple, int] = {}
+        for path in self.wh.slice_set_files(self.run_id):
+            for s in pq.read_table(str(path)).to_pylist():
+                sets[(s["language_key"], s["model_key"], s["qid"], tuple(s["tags"] or ()), s["answer_type"],
+                      s["correct"])] = s["slice_set"]
+        if sorted(sets.values()) != list(range(len(sets))):
+            raise UsageError("cannot resume run %r: its slice sets are not numbered 0..%d" % (self.run_id, len(sets) - 1))
+        buffer = self.buffer
+        buffer._seen, buffer._slice_sets = seen, sets           # noqa: SLF001 -- the buffer's own state, restored
+        buffer.n_cases, buffer.n_errors = entry["run"]["n_cases"], entry["run"]["n_errors"]
+        staged._seen_sets = set(sets.values())                   # noqa: SLF001
+        self.resumed = entry
+        self._last_rows = entry["rows_committed"]
 
     def flush(self) -> None:
         """Hand the buffered decision rows to staging once there are enough of them."""
@@ -97,16 +146,34 @@ class RunRecorder:
             except UnicodeEncodeError:
                 raise UsageError("%s %s['%s'] %s" % (self.where(row), field, qid, NOT_UNICODE)) from None
 
-    def commit(self, *, kind: str, dataset: str, dataset_sha256: Optional[str], runner: str,
-               config: Dict[str, Any], settings: Dict[str, Any], model_id: Optional[str] = None,
-               model_revision: Optional[str] = None) -> RecordedRun:
-        """Write what is buffered and the run row (S5 identity added to `config`); the run is visible."""
+    def chunk_due(self, rows_done: int) -> bool:
+        """Whether a chunk commit is due after `rows_done` dataset rows (a runner-call boundary)."""
+        if self.commit_rows is not None and rows_done - self._last_rows >= self.commit_rows:
+            return True
+        return self.commit_seconds is not None and time.monotonic() - self._last_time >= self.commit_seconds
+
+    def commit_chunk(self, rows_done: int, resume: Dict[str, Any], **run: Any) -> None:
+        """Make the decisions so far visible as an incomplete run that has `rows_done` dataset rows
+        committed; `resume` is the identity a resuming writer must match; `run` as for `commit`."""
         self._staged.write(self.buffer.take())
+        self._staged.commit_chunk(self._run_row(**run), rows_done, resume)
+        self._last_rows, self._last_time = rows_done, time.monotonic()
+
+    def commit(self, **run: Any) -> RecordedRun:
+        """Write what is buffered and the run row (S5 identity added to `config`); the run is visible.
+        Keywords: kind, dataset, dataset_sha256, runner, config, settings, model_id, model_revision."""
+        self._staged.write(self.buffer.take())
+        self._staged.commit(self._run_row(**run))
+        return RecordedRun(self.run_id, self.n_rows, self.buffer.n_cases, self.buffer.n_errors)
+
+    def _run_row(self, *, kind: str, dataset: str, dataset_sha256: Optional[str], runner: str,
+                 config: Dict[str, Any], settings: Dict[str, Any], model_id: Optional[str] = None,
+                 model_revision: Optional[str] = None) -> Dict[str, Any]:
         questions_sha = identity.questions_sha256(self._question_sets.values())
         config = dict({"schema": identity.REPORT_SCHEMA}, **config)        # a harness may name its own schema
         config.update(questions_sha256=questions_sha, coverage_metric_definition=identity.COVERAGE_METRIC_DEFINITION)
         settings = dict(settings, laya_cases_version=__version__)
-        self._staged.commit({
+        return {
             "schema_version": SCHEMA_VERSION,
             "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "kind": kind, "dataset": dataset, "dataset_sha256": dataset_sha256,
@@ -115,5 +182,4 @@ class RunRecorder:
             "n_rows": self.n_rows, "n_cases": self.buffer.n_cases, "n_errors": self.buffer.n_errors,
             "config_json": json.dumps(config, sort_keys=True, ensure_ascii=False),
             "settings_json": json.dumps(settings, sort_keys=True, ensure_ascii=False, default=str),
-        })
-        return RecordedRun(self.run_id, self.n_rows, self.buffer.n_cases, self.buffer.n_errors)
+        }

@@ -10,12 +10,15 @@ Under `--on-error fail` a runner exception aborts the run and nothing is committ
 area is discarded); under `skip` every row of the failed chunk becomes an error record and an
 `errored` entry (S6.10). `--min-confidence` writes the S6.11 gate state onto each answer
 (`abstention`, `abstention_threshold`, `low_confidence`) and never changes the answer itself.
+
+Decisions are committed in chunks as the run goes (after the runner call that completes every
+--commit-every dataset rows or --commit-seconds; record.COMMIT_ROWS, record.COMMIT_SECONDS): a run
+that dies midway stays as an incomplete run, and `--resume ID` continues it (resume.py).
 """
 from __future__ import annotations
 
 import json
 import math
-import platform
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional
@@ -23,10 +26,11 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 from . import UsageError, shorten
 from . import dataset as D
 from . import identity as I
-from . import questions, strict
+from . import strict
 from .answers import AnswerError, gate_confidence
-from .record import RecordedRun, RunRecorder
-from .runners import registry
+from . import resume as RS
+from .record import COMMIT_ROWS, COMMIT_SECONDS, RecordedRun, RunRecorder
+from .run_load import _load_runner, _preflight, _versions  # noqa: F401  (harnesses call R._load_runner)
 from .runners.base import Runner
 from .schema import DECISION_SCHEMA
 from .warehouse import Warehouse, new_run_id, validate_run_id
@@ -40,7 +44,6 @@ FACT_COLUMNS = ("raw_text", "parsed", "relevance_score", "temperature", "tempera
                 "shortlist_status", "variant", "parent_case_id", "logits", "temperature_clamped",
                 "temperature_unclamped", "slot_order", "presented_labels", "shortlist_labels",
                 "shortlist_scores", "no_score", "native_score", "truncated", "state_json")
-_VERSIONED = ("laya-cases", "torch", "transformers", "duckdb", "pyarrow", "numpy", "polars")
 
 assert all(DECISION_SCHEMA.get_field_index(c) >= 0 for c in FACT_COLUMNS)
 
@@ -51,6 +54,7 @@ class RunnerCrash(Exception):
     def __init__(self, row_index: int, exc: BaseException):
         super().__init__("runner failed on row %d: %s: %s" % (row_index, type(exc).__name__, exc))
         self.row_index, self.exc = row_index, exc
+        self.run_id: Optional[str] = None        # set by execute()
 
 
 @dataclass
@@ -67,6 +71,9 @@ class RunOptions:
     crash_exit_code: Optional[int] = None
     runner_options: Dict[str, Any] = field(default_factory=dict)   # extra constructor kwargs (--runner-option)
     runner: Optional[str] = None             # --runner NAME: pick the runner, --model is its model
+    resume: bool = False                     # --resume: continue the incomplete run `run_id` (resume.py)
+    commit_every: Optional[int] = None       # dataset rows between chunk commits [COMMIT_ROWS]; 0: never
+    commit_seconds: Optional[float] = None   # seconds between chunk commits [COMMIT_SECONDS]; 0: never
 
 
 _RESERVED = ("model", "device", "revision", "batch_size")
@@ -110,6 +117,7 @@ def check_options(opts: RunOptions) -> None:
                          "meanings), got %r" % (opts.crash_exit_code,))
     if opts.run_id is not None:
         validate_run_id(opts.run_id)
+    RS.check_commit_options(opts)
 
 
 def apply_gate(answers: Dict[str, Any], threshold: float) -> None:
@@ -160,56 +168,10 @@ def chunks(rows: List[D.Row], models: List[Any], batch_size: Optional[int], batc
         i = j
 
 
-def _versions() -> Dict[str, Optional[str]]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out: Dict[str, Optional[str]] = {"python": platform.python_version()}
-    for name in _VERSIONED:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def _preflight(cls_or_runner: Any, opts: RunOptions, rows: List[D.Row]) -> None:
-    """Refuse, before any model loads, what the runner's capabilities say it cannot do (exit 2)."""
-    caps = cls_or_runner.capabilities
-    name = getattr(cls_or_runner, "name", "") or "runner"
-    if opts.device is not None and opts.device not in caps.devices:
-        raise UsageError("--device %s: the %s runner runs on %s" % (opts.device, name, ", ".join(caps.devices)))
-    if opts.min_confidence is not None and not caps.min_confidence:
-        raise UsageError("--min-confidence: the %s runner's answers carry no confidence the gate can read"
-                         % name)
-    if opts.model is None and not caps.per_row_model:
-        for row in rows:
-            if row.model is not None and row.model != "":
-                raise UsageError("%s:%d names model %s, but the %s runner answers with one model only; "
-                                 "pass --model or drop the row's `model`"
-                                 % (opts.dataset, row.line_no, shorten(repr(row.model)), name))
-    for row in rows:
-        for qid, body in row.questions.items():
-            kind = body.get("type") if isinstance(body, dict) else None
-            if kind in questions.TYPES and kind not in caps.question_types:
-                raise UsageError("%s:%d question '%s' is a %s question; the %s runner answers %s only"
-                                 % (opts.dataset, row.line_no, qid, kind, name, ", ".join(caps.question_types)))
-
-
 def _facts(result: Dict[str, Any], qid: str) -> Dict[str, Any]:
     facts = result.get("facts") if isinstance(result, dict) else None
     mine = facts.get(qid) if isinstance(facts, dict) else None
     return {k: v for k, v in mine.items() if k in FACT_COLUMNS} if isinstance(mine, dict) else {}
-
-
-def _load_runner(opts: RunOptions, rows: List[D.Row], runner: Optional[Runner]) -> Runner:
-    """The runner --model/--runner name, refused by its capabilities before any model loads."""
-    if runner is not None:
-        _preflight(runner, opts, rows)
-        return runner
-    _name, cls, _arg = registry.resolve(opts.model, opts.runner)
-    _preflight(cls, opts, rows)
-    return registry.load(opts.model, opts.runner, device=opts.device, revision=opts.revision,
-                         batch_size=opts.batch_size, **opts.runner_options)
 
 
 @dataclass
@@ -246,12 +208,21 @@ class _Inference:
         self.calls = _Calls()
         self.errored: List[Dict[str, Any]] = []
 
-    def run(self, recorder: RunRecorder, progress: Optional[Callable[[int], None]]) -> None:
+    def run(self, recorder: RunRecorder, progress: Optional[Callable[[int], None]], skip: int = 0,
+            checkpoint: Optional[Callable[[int], None]] = None) -> None:
+        """Call the runner chunk by chunk; the first `skip` rows (committed before a resume) are only
+        counted, so call ids and the timing block read as in an uninterrupted run."""
         done = 0
         for positions in chunks(self.rows, self.models, self.opts.batch_size, self.batch_form is not None):
+            if positions[0] < skip:
+                self.calls.add(len(positions))
+                done += len(positions)
+                continue
             self._call(recorder, positions)
             done += len(positions)
             recorder.flush()
+            if checkpoint:
+                checkpoint(done)
             if progress:
                 progress(done)
 
@@ -352,26 +323,50 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
 
     `runner` replaces the --model resolution (tests, benchmarks); `clock` returns seconds and times
     each call; `on_loaded(total_rows)` is called once the dataset and model are ready;
-    `extend_config(config)` may add a harness's block to the report config just before the commit.
+    `extend_config(config)` may add a harness's block to the report config just before each commit.
+
+    Chunks: `opts.commit_every` dataset rows / `opts.commit_seconds` (None: record.COMMIT_ROWS and
+    COMMIT_SECONDS; 0: off). A run that dies after a chunk is incomplete (`wh.run_state(id)`), and
+    `execute(wh, RunOptions(..., run_id=id, resume=True))` finishes it, calling the runner only for
+    the rows not committed; a different dataset, model or option is a UsageError naming it.
     """
     check_options(opts)
     run_id = opts.run_id or new_run_id()
-    if wh.has_run(run_id):
-        raise UsageError("run id %s already exists in warehouse %s" % (shorten(repr(run_id)), wh.root))
+    RS.check_state(wh, run_id, opts.resume)
     rows = D.load(opts.dataset)
     strict.refuse_errors(opts.dataset, rows)          # what `validate --strict` rejects never reaches a model
-    recorder = RunRecorder(wh, run_id, opts.dataset)
+    recorder = RunRecorder(wh, run_id, opts.dataset,
+                           commit_rows=COMMIT_ROWS if opts.commit_every is None else opts.commit_every,
+                           commit_seconds=COMMIT_SECONDS if opts.commit_seconds is None else opts.commit_seconds)
     for row in rows:                  # the whole identity first: a bad row fails before the model loads
         recorder.note_row(row)
+    dataset_sha = I.file_sha256(opts.dataset)
+    key = RS.identity(opts, recorder, dataset_sha)
+    if opts.resume:                   # the same run, checked before the model loads (and after)
+        opts = RS.before_load(wh, run_id, opts, key)
     inference = _Inference(opts, _load_runner(opts, rows, runner), rows, clock)
+    key["settings"] = RS.plain(inference.settings())
+    if opts.resume:
+        RS.after_load(wh, run_id, key)
     if on_loaded:
         on_loaded(len(rows))
-    dataset_sha = I.file_sha256(opts.dataset)
-    with recorder.staging():
-        inference.run(recorder, progress)
+
+    def run_row() -> Dict[str, Any]:
         info, config = inference.info, inference.config(dataset_sha)
         if extend_config is not None:
             extend_config(config)
-        return recorder.commit(kind="run", dataset=opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
-                               model_id=info.model_id, model_revision=info.revision,
-                               config=config, settings=inference.settings())
+        return dict(kind="run", dataset=opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
+                    model_id=info.model_id, model_revision=info.revision, config=config,
+                    settings=inference.settings())
+
+    def checkpoint(done: int) -> None:
+        if recorder.chunk_due(done):
+            recorder.commit_chunk(done, key, **run_row())
+
+    try:
+        with recorder.staging(resume=opts.resume):
+            inference.run(recorder, progress, RS.restore(recorder.resumed, inference), checkpoint)
+            return recorder.commit(**run_row())
+    except RunnerCrash as crash:
+        crash.run_id = run_id         # committed chunks stay as an incomplete run (`--resume` continues it)
+        raise

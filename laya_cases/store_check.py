@@ -4,6 +4,8 @@ Readers (Warehouse.connect / require_run) read only Parquet footers, cached per 
 within the process, so a damaged run is left out and named instead of failing every query. `check`
 also decodes every page and compares row counts with the runs table: a run's case files hold
 n_cases + n_errors records plus one record per dataset row without questions (at most n_rows).
+An incomplete run (run_progress.py) is checked alike: its progress entry must read, and the files it
+lists must hold the counts its run row gives so far.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 import pyarrow.parquet as pq
 
+from . import run_progress
 from .schema import REQUIRED_COLUMNS, RUN_SCHEMA, SLICE_SET_SCHEMA
 
 _FOOTERS: Dict[Tuple[str, int, int], Tuple[pq.FileMetaData, frozenset]] = {}
@@ -52,7 +55,15 @@ def run_problem(wh, run_id: str) -> Optional[str]:
 
 def _footer_problems(wh, run_id: str) -> List[str]:
     problems = []
-    for path, schema, rows in ((wh.run_file(run_id), RUN_SCHEMA, 1), (wh.slice_set_file(run_id), SLICE_SET_SCHEMA, None)):
+    heads = [(p, SLICE_SET_SCHEMA, None) for p in wh.slice_set_files(run_id)]
+    if wh.run_state(run_id) == "incomplete":
+        try:
+            run_progress.read(wh, run_id)
+        except run_progress.ProgressError as exc:
+            return [str(exc)]
+    else:
+        heads.insert(0, (wh.run_file(run_id), RUN_SCHEMA, 1))
+    for path, schema, rows in heads:
         try:
             meta = footer(path, schema.names)
             if rows is not None and meta.num_rows != rows:
@@ -72,7 +83,8 @@ def _footer_problems(wh, run_id: str) -> List[str]:
 
 
 def check(wh) -> List[str]:
-    """Every problem of every committed run (and of runs entries without run.parquet), one line each."""
+    """Every problem of every committed run (and of runs entries without run.parquet) and of every
+    incomplete run, one line each."""
     problems: List[str] = []
     try:
         entries = sorted(n for n in os.listdir(wh.runs_dir) if n.startswith("run_id="))
@@ -85,6 +97,9 @@ def check(wh) -> List[str]:
             continue
         found = _footer_problems(wh, run_id)
         problems.extend(found or _count_problems(wh, run_id))
+    for run_id in wh.incomplete_ids():
+        found = _footer_problems(wh, run_id)
+        problems.extend(found or _count_problems(wh, run_id))
     return problems
 
 
@@ -94,8 +109,10 @@ def _count_problems(wh, run_id: str) -> List[str]:
 
     entry = wh.run_entry(run_id)
     try:
-        run = pq.read_table(str(wh.run_file(run_id))).to_pylist()[0]
-        pq.read_table(str(wh.slice_set_file(run_id)))
+        progress = run_progress.read_quiet(wh, run_id) if not wh.has_run(run_id) else None
+        run = progress["run"] if progress else pq.read_table(str(wh.run_file(run_id))).to_pylist()[0]
+        for path in wh.slice_set_files(run_id):
+            pq.read_table(str(path))
     except Exception as exc:                    # noqa: BLE001
         return ["%s: unreadable (%s)" % (entry, _first_line(exc))]
     if run.get("run_id") != run_id:

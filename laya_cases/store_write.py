@@ -5,7 +5,8 @@ for the writer's whole life; the system drops the lock when the process dies (ev
 "nobody holds the lock" is how the next commit and `gc` know an area is a leftover. Every Parquet file
 is written as `<name>.tmp` and renamed when complete, so no file matching `*.parquet` is ever torn.
 Data files and their directories are fsynced before the commit renames, so a power loss cannot commit
-a torn file either.
+a torn file either. A writer may also commit its run in chunks (`commit_chunk`, run_progress.py): each
+chunk is one part file per table and a replaced progress entry; the run is incomplete until `commit`.
 """
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import UsageError
+from . import run_progress
 from .locks import lock, unlock
 from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from .run_progress import part_name
 from .warehouse import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE, RUN_ID_PATTERN,
                         SLICE_SET_FILE, Warehouse, is_run_id, validate_run_id)
 
@@ -37,12 +40,16 @@ _TMP = ".tmp"
 
 
 @contextmanager
-def stage(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
+def stage(wh: Warehouse, run_id: str, resume: bool = False) -> Iterator["StagedRun"]:
     """Write a run under _staging; commit() makes it visible; any exception discards it, together with
-    every directory this call created (a failed first ingest leaves no warehouse behind)."""
+    every directory this call created (a failed first ingest leaves no warehouse behind). With `resume`,
+    the writer takes over the incomplete run `run_id` (its progress entry: `staged.progress`)."""
     validate_run_id(run_id)
     if wh.has_run(run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
+    if not resume and os.path.lexists(wh.progress_file(run_id)):
+        raise UsageError("run id %r already exists in warehouse %s (an incomplete run; `laya-cases run ... "
+                         "--resume %s` continues it)" % (run_id, wh.root, run_id))
     path = wh.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
     for _attempt in range(3):            # a failing writer may remove an empty _staging/ under our feet
         try:
@@ -55,6 +62,8 @@ def stage(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
     staged = None
     try:
         staged = StagedRun(wh, run_id, path)
+        if resume:
+            staged.progress = run_progress.claim(staged)
         yield staged
     finally:
         if staged is not None:
@@ -115,17 +124,26 @@ class StagedRun:
         lock(self._lock_fd)             # held until release(): "this area's writer is alive"
         self.cases_path = path / "cases" / (PARTITION + run_id)
         self.cases_path.mkdir(parents=True)
+        self.sets_path = path / "slice_sets" / (PARTITION + run_id)
         self._writer: Optional[pq.ParquetWriter] = None
         self._sets: List[pa.Table] = []          # first row of every slice set seen, for the slice_sets table
         self._seen_sets: set = set()
         self.rows_written = 0
         self.committed = False
+        # chunked commits (run_progress.py): the part files committed so far, and whether this writer
+        # owns the run's progress entry (after its first chunk, or once it resumed the run)
+        self.parts: List[str] = []
+        self.set_parts: List[str] = []
+        self.chunked = False
+        self.progress: Optional[Dict[str, object]] = None      # the entry a resuming writer took over
+        self._part = CASE_FILE
 
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
         if self._writer is None:
-            self._writer = pq.ParquetWriter(str(self.cases_path / (CASE_FILE + _TMP)), DECISION_SCHEMA,
+            self._part = part_name(len(self.parts))
+            self._writer = pq.ParquetWriter(str(self.cases_path / (self._part + _TMP)), DECISION_SCHEMA,
                                             **parquet_options(DECISION_SCHEMA))
         self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows_written += batch.num_rows
@@ -141,11 +159,29 @@ class StagedRun:
             self._seen_sets.update(int(ids[i]) for i in fresh)
             self._sets.append(pa.Table.from_batches([batch]).select(SLICE_SET_SCHEMA.names).take(fresh))
 
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-            os.rename(self.cases_path / (CASE_FILE + _TMP), self.cases_path / CASE_FILE)
+    def close(self) -> Optional[str]:
+        """Finish the part file being written; returns its name (None when nothing was written since)."""
+        if self._writer is None:
+            return None
+        self._writer.close()
+        self._writer = None
+        os.rename(self.cases_path / (self._part + _TMP), self.cases_path / self._part)
+        return self._part
+
+    def write_set_part(self, force: bool = False) -> Optional[str]:
+        """The slice sets first seen since the last part, as the next slice-set part file (its name);
+        None when there are none (`force`: an empty file all the same)."""
+        if not self._sets and not force:
+            return None
+        sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
+        name = part_name(len(self.set_parts))
+        write_table(sets, self.sets_path / name)
+        self._sets = []
+        return name
+
+    def commit_chunk(self, run_row: Dict[str, object], rows_committed: int, resume: Dict[str, object]) -> bool:
+        """Make what was written since the last chunk visible as part of an incomplete run (run_progress.py)."""
+        return run_progress.commit_chunk(self, run_row, rows_committed, resume)
 
     def release(self) -> None:
         """Let go of the area's lock (after the area is gone)."""
@@ -156,14 +192,16 @@ class StagedRun:
 
     def commit(self, run_row: Dict[str, object]) -> None:
         """Make the run visible: its cases, then its slice sets, then its runs entry (the commit point)."""
+        if self.chunked:                 # earlier chunks are committed: add the last one, then the runs entry
+            run_progress.commit_final(self, run_row)
+            return
         self.close()
         if self.rows_written == 0:       # an empty partition still needs a file with the schema
             write_table(DECISION_SCHEMA.empty_table(), self.cases_path / CASE_FILE)
         run_row = dict(run_row, run_id=self.run_id)
-        sets_path = self.path / "slice_sets" / (PARTITION + self.run_id)
+        sets_path = self.sets_path
         runs_path = self.path / "runs" / (PARTITION + self.run_id)
-        sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
-        write_table(sets, sets_path / SLICE_SET_FILE)
+        self.write_set_part(force=True)
         write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), runs_path / RUN_FILE)
         for directory in (self.cases_path, sets_path, runs_path):    # the bytes reach the disk before any rename
             for name in os.listdir(directory):
@@ -171,8 +209,7 @@ class StagedRun:
             fsync_path(directory)
         wh = self.warehouse
         with commit_lock(wh):
-            if wh.has_run(self.run_id):
-                raise UsageError("run id %r already exists in warehouse %s" % (self.run_id, wh.root))
+            run_progress.check_owner(self)       # not committed, and no incomplete run of the id
             sweep_staging(wh, keep=self.path)
             moves = ((self.cases_path, wh.case_partition(self.run_id)),
                      (sets_path, wh.slice_set_partition(self.run_id)),
@@ -260,6 +297,13 @@ def _writer_gone(path: Path, pid: int) -> bool:
         os.close(fd)
 
 
+def writer_alive(wh: Warehouse, name: str) -> bool:
+    """Whether the writer of the staging area `name` (as a progress entry names it) is still alive."""
+    match = _STAGING_NAME.match(name)
+    path = wh.staging_dir / name
+    return bool(match) and path.is_dir() and not _writer_gone(path, int(match.group(2)))
+
+
 def _young(path: Path) -> bool:
     try:
         return time.time() - os.stat(path).st_mtime < _GRACE_S
@@ -268,16 +312,17 @@ def _young(path: Path) -> bool:
 
 
 def gc(wh: Warehouse) -> Dict[str, List[str]]:
-    """Remove staging areas of dead writers and partitions `run_id=<id>` (cases, slice sets) with no runs
-    entry; nothing else (foreign files and folders stay). Returns the removed paths by kind, and under
+    """Remove staging areas of dead writers, partitions `run_id=<id>` (cases, slice sets) with neither a runs
+    nor a progress entry, part files an incomplete run's progress entry does not list, and progress
+    entries of committed runs; nothing else (foreign files and folders stay, incomplete runs too). Returns the removed paths by kind, and under
     "moved" the older layout's slice sets files it moved into their own tree."""
     removed: Dict[str, List[str]] = {"staging": [], "orphans": [], "moved": []}
     if not wh.root.is_dir():                 # nothing to clean, and no directory to create
         return removed
     with commit_lock(wh):
         removed["staging"] = sweep_staging(wh)
-        for path in orphan_partitions(wh):
-            shutil.rmtree(path)
+        for path in orphan_partitions(wh) + run_progress.debris(wh):
+            shutil.rmtree(path) if path.is_dir() else os.unlink(path)
             removed["orphans"].append(str(path))
         removed["moved"] = move_legacy_slice_sets(wh)
     return removed
@@ -307,12 +352,13 @@ def move_legacy_slice_sets(wh: Warehouse) -> List[str]:
 
 def leftovers(wh: Warehouse) -> Dict[str, List[str]]:
     """What `gc` would remove now, removing nothing: {"staging": [paths], "orphans": [paths]}."""
-    return {"staging": [str(p) for p in _dead_areas(wh)], "orphans": [str(p) for p in orphan_partitions(wh)]}
+    return {"staging": [str(p) for p in _dead_areas(wh)],
+            "orphans": [str(p) for p in orphan_partitions(wh) + run_progress.debris(wh)]}
 
 
 def orphan_partitions(wh: Warehouse) -> List[Path]:
     """Partitions `cases/run_id=<id>/` and `slice_sets/run_id=<id>/` of a valid id with no runs entry
-    (a damaged run's entry keeps its files)."""
+    (a damaged run's entry keeps its files) and no progress entry (an incomplete run keeps them)."""
     found = []
     for parent in (wh.cases_dir, wh.slice_sets_dir):
         try:
@@ -324,7 +370,7 @@ def orphan_partitions(wh: Warehouse) -> List[Path]:
             path = parent / name
             if not name.startswith(PARTITION) or not is_run_id(rid) or os.path.islink(path) or not path.is_dir():
                 continue
-            if not os.path.lexists(wh.run_entry(rid)):
+            if not os.path.lexists(wh.run_entry(rid)) and not os.path.lexists(wh.progress_file(rid)):
                 found.append(path)
     return found
 

@@ -7,6 +7,7 @@ every engine can read each tree with one glob, docs/readers.md):
     <root>/slice_sets/run_id=<id>/part-00000.parquet   what each slice_set id of the run's cases stands for
     <root>/runs/run_id=<id>/run.parquet                one row: the run's identity and settings
     <root>/_staging/<id>.<pid>.<nonce>/                a run being written; never read
+    <root>/_progress/run_id=<id>/progress.json         an incomplete run (committed in chunks, run_progress.py)
 
 Warehouses written before slice sets had their own tree keep them in runs/run_id=<id>/slice_sets.parquet;
 they are still read. A run is written entirely under `_staging`, then committed under a short file lock
@@ -72,6 +73,7 @@ class Warehouse:
         self.runs_dir = self.root / "runs"
         self.slice_sets_dir = self.root / "slice_sets"
         self.staging_dir = self.root / "_staging"
+        self.progress_dir = self.root / "_progress"
         self.damaged: Dict[str, str] = {}        # run id -> "<file>: <what is wrong>", from connect()
 
     # ------------------------------------------------------------------ layout
@@ -87,14 +89,47 @@ class Warehouse:
     def slice_set_partition(self, run_id: str) -> Path:
         return self.slice_sets_dir / (PARTITION + run_id)
 
+    def progress_entry(self, run_id: str) -> Path:
+        return self.progress_dir / (PARTITION + run_id)
+
+    def progress_file(self, run_id: str) -> Path:
+        """An incomplete run's progress entry (run_progress.py): the files its committed chunks wrote."""
+        from .run_progress import PROGRESS_FILE
+
+        return self.progress_entry(run_id) / PROGRESS_FILE
+
+    def slice_set_files(self, run_id: str) -> List[Path]:
+        """The run's slice sets files: the older layout's one file, an incomplete run's committed parts,
+        else every *.parquet of its partition (part-00000.parquet, named even when missing)."""
+        from . import run_progress
+
+        legacy = self.run_entry(run_id) / LEGACY_SLICE_SET_FILE
+        if legacy.is_file():
+            return [legacy]
+        part = self.slice_set_partition(run_id)
+        entry = None if self.has_run(run_id) else run_progress.read_quiet(self, run_id)
+        if entry is not None:
+            return [part / n for n in entry["slice_set_parts"]]
+        try:
+            names = sorted(n for n in os.listdir(part) if n.endswith(".parquet"))
+        except OSError:
+            names = []
+        return [part / n for n in names] or [part / SLICE_SET_FILE]
+
     def slice_set_file(self, run_id: str) -> Path:
         """The run's slice sets: in their own tree, or beside run.parquet in a warehouse written before."""
         legacy = self.run_entry(run_id) / LEGACY_SLICE_SET_FILE
         return legacy if legacy.is_file() else self.slice_set_partition(run_id) / SLICE_SET_FILE
 
     def case_files(self, run_id: str) -> List[Path]:
-        """The run's case files (*.parquet in its partition, by name); [] when the partition is missing."""
+        """The run's case files (*.parquet in its partition, by name; an incomplete run's committed parts);
+        [] when the partition is missing."""
+        from . import run_progress
+
         part = self.case_partition(run_id)
+        entry = None if self.has_run(run_id) else run_progress.read_quiet(self, run_id)
+        if entry is not None:
+            return [part / n for n in entry["parts"]]
         try:
             names = os.listdir(part)     # not glob: the root may contain [ ] * ?
         except FileNotFoundError:
@@ -118,12 +153,30 @@ class Warehouse:
     def has_run(self, run_id: str) -> bool:
         return self.run_file(run_id).is_file()
 
-    def require_run(self, run_id: str) -> str:
-        """The id of a committed, undamaged run; else a UsageError naming what is wrong."""
+    def run_state(self, run_id: str) -> Optional[str]:
+        """The run's state: "complete" (committed), "incomplete" (chunks committed, no runs entry yet:
+        `laya-cases run --resume` continues it, `report` shows what it has) or None (no such run)."""
+        if self.has_run(run_id):
+            return "complete"
+        return "incomplete" if self.progress_file(run_id).is_file() else None
+
+    def incomplete_ids(self) -> List[str]:
+        """Ids of the incomplete runs, sorted."""
+        from .run_progress import incomplete_ids
+
+        return incomplete_ids(self)
+
+    def require_run(self, run_id: str, incomplete: bool = False) -> str:
+        """The id of a committed, undamaged run (or, with `incomplete`, of an incomplete one); else a
+        UsageError naming what is wrong."""
+        from .run_progress import resume_hint
         from .store_check import run_problem
 
         validate_run_id(run_id)
-        if not self.has_run(run_id):
+        if not self.has_run(run_id) and self.run_state(run_id) == "incomplete":
+            if not incomplete:
+                raise UsageError("%s; a gate, compare, diff or plot needs a complete run" % resume_hint(self, run_id))
+        elif not self.has_run(run_id):
             known = self.run_ids()
             hint = ("; known runs: %s" % ", ".join(known[-5:])) if known else "; the warehouse is empty"
             raise UsageError("unknown run id %r in warehouse %s%s" % (run_id, self.root, hint))
@@ -135,7 +188,8 @@ class Warehouse:
     def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with views `decisions` (every record), `cases` (records that are cases),
         `errors` (failed calls and missing answers), `runs` and `slice_sets`, over committed runs (all,
-        or the ones named). A damaged run is left out of all and noted in `self.damaged`; naming one
+        or the ones named; a named incomplete run reads its committed chunks, and its runs row says
+        `complete: false` in settings_json). A damaged run is left out of all and noted in `self.damaged`; naming one
         is a UsageError. Named runs (reports, diffs, plots, gates) read a robustness run's baseline
         rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row."""
         from .sql import prepare_connection
@@ -156,9 +210,10 @@ class Warehouse:
         # one run (a report): run_id is a constant the planner folds, so its filter costs nothing
         run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else _RUN_ID_OF_FILE
         _view(con, "decisions", case_files, DECISION_SCHEMA, run_id=run_id, by_name=True)
-        _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids], RUN_SCHEMA)
-        _view(con, "slice_sets", [str(self.slice_set_file(rid).resolve()) for rid in ids], SLICE_SET_SCHEMA,
-              run_id=run_id)
+        _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids if self.has_run(rid)], RUN_SCHEMA,
+              rows=self._incomplete_rows(ids) if run_ids is not None else None)
+        _view(con, "slice_sets", [str(p.resolve()) for rid in ids for p in self.slice_set_files(rid)],
+              SLICE_SET_SCHEMA, run_id=run_id)
         if run_ids is not None and not variants and ids and con.execute(
                 "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0]:
             con.execute("ALTER VIEW decisions RENAME TO decisions_all")
@@ -168,12 +223,20 @@ class Warehouse:
         con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
         return con
 
+    def _incomplete_rows(self, ids: List[str]) -> List[Dict[str, object]]:
+        """The runs rows of the incomplete runs among `ids` (run_progress.run_row)."""
+        from . import run_progress
+
+        entries = [run_progress.read_quiet(self, rid) for rid in ids if not self.has_run(rid)]
+        return [run_progress.run_row(e) for e in entries if e is not None]
+
     # ------------------------------------------------------------------ writing (store_write.py)
-    def stage(self, run_id: str):
-        """Write a run under _staging; commit() makes it visible; any exception discards it."""
+    def stage(self, run_id: str, resume: bool = False):
+        """Write a run under _staging; commit() makes it visible; any exception discards it. With
+        `resume`, take over the incomplete run `run_id` (run_progress.claim)."""
         from .store_write import stage
 
-        return stage(self, run_id)
+        return stage(self, run_id, resume)
 
     def gc(self) -> Dict[str, List[str]]:
         """Remove what dead writers left: {"staging": [paths], "orphans": [paths], "moved": [paths]} (moved:
@@ -197,15 +260,33 @@ class Warehouse:
         return ("%d staging area(s) and %d orphan partition(s) left by writers that died in %s; "
                 "`laya-cases gc` removes them" % (len(found["staging"]), len(found["orphans"]), self.root))
 
+    def incomplete_notes(self) -> List[str]:
+        """One line per incomplete run for `laya-cases runs` (stderr): how far it got, how to finish it."""
+        from .run_progress import resume_hint
+
+        return [resume_hint(self, rid) for rid in self.incomplete_ids()]
+
+    def incomplete_note(self, run_id: Optional[str]) -> Optional[str]:
+        """That line for one run when it is incomplete (a report of it, a run that stopped); else None."""
+        from .run_progress import resume_hint
+
+        return resume_hint(self, run_id) if run_id and self.run_state(run_id) == "incomplete" else None
+
 
 def damaged_message(run_id: str, problem: str) -> str:
     return "run %r is damaged: %s (see `laya-cases check`)" % (run_id, problem)
 
 
 def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema: pa.Schema, *,
-          run_id: Optional[str] = None, by_name: bool = False) -> None:
+          run_id: Optional[str] = None, by_name: bool = False, rows: Optional[List[Dict[str, object]]] = None) -> None:
     """CREATE VIEW name over exactly these files: each path is a literal (glob characters escaped), and
-    run_id comes from the file's own partition directory, never from `key=value` parts of the root."""
+    run_id comes from the file's own partition directory, never from `key=value` parts of the root.
+    `rows` (the runs rows of incomplete runs) are added to the files' rows."""
+    if rows:
+        con.register("_rows_" + name, pa.Table.from_pylist(rows, schema=schema))
+        if not files:
+            con.execute("CREATE VIEW %s AS SELECT * FROM _rows_%s" % (name, name))
+            return
     if not files:
         empty = schema.empty_table()
         if run_id:
@@ -220,7 +301,8 @@ def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema: p
         have = {r[0] for r in con.execute("DESCRIBE SELECT * FROM %s" % source).fetchall()}
         extra += "".join(", NULL::%s AS %s" % (_duck_type(f.type), f.name) for f in schema
                          if f.name not in have)
-    con.execute("CREATE VIEW %s AS SELECT *%s FROM %s" % (name, extra, source))
+    more = " UNION ALL BY NAME SELECT * FROM _rows_%s" % name if rows else ""
+    con.execute("CREATE VIEW %s AS SELECT *%s FROM %s%s" % (name, extra, source, more))
 
 
 def _duck_type(arrow_type: pa.DataType) -> str:

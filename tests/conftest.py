@@ -25,6 +25,8 @@ SLOW = {
     "tests/test_run.py::test_minilm_sort_by_length_changes_no_answer",
     "tests/test_run.py::test_cli_run_on_support_offline_is_reproduced_by_report",
     "tests/test_warehouse.py::test_kill_9_during_ingest_leaves_no_visible_partial_run",
+    "tests/test_resume.py::test_sigkill_mid_run_then_resume_finishes_only_what_was_missing",
+    "tests/test_resume.py::test_a_kill_at_every_commit_step_leaves_nothing_torn_and_resumes",   # ~20 kills
     "tests/test_warehouse.py::test_eight_concurrent_ingests_all_land",
     "tests/test_warehouse.py::test_two_concurrent_ingests_with_one_run_id_exactly_one_wins",
     "tests/test_warehouse.py::test_crash_between_commit_renames_is_invisible_and_gc_removes_orphan",
