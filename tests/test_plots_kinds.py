@@ -128,3 +128,15 @@ def test_plots_load_no_model(tmp_path):
             "assert not {'torch', 'transformers', 'laya'} & set(sys.modules), sorted(sys.modules)"
             % (str(wh.root), str(tmp_path / "out")))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_docs_plots_md_recall_query_gives_the_curve(tmp_path):
+    import duckdb
+
+    wh = _shortlist_store(tmp_path)
+    text = (ROOT / "docs" / "plots.md").read_text(encoding="utf-8")
+    query = text.split("```sql\n", 1)[1].split("```", 1)[0]
+    query = query.replace("warehouse/", str(wh.root) + "/").replace("'b77'", "'t75'")
+    got = duckdb.connect().execute(query).fetchall()
+    curve = PK.recall_curve(wh.connect(["t75"]), "t75")
+    assert [r for _, r in got[:2]] == [p["recall"] for p in curve] and got[-1] == (10, 0.75)
