@@ -94,7 +94,7 @@ def execute(wh: Warehouse, opts: ShortlistOptions, *, runner: Optional[Runner] =
     if not opts.tournament and (not isinstance(embedder_id, str) or not embedder_id.strip()):
         raise UsageError("the embedder id must be a non-blank string")
     checkpoint = _checkpoint_id(runner)
-    wrapper = NarrowingRunner(runner, [row.expected for row in rows], k=None if opts.tournament else opts.k,
+    wrapper = NarrowingRunner(runner, rows, k=None if opts.tournament else opts.k,
                               embed=embed, group_size=opts.group_size if opts.tournament else None,
                               embedder_id=embedder_id)
     return run_mod.execute(wh, run_opts, runner=wrapper, clock=clock, progress=progress, on_loaded=on_loaded,

@@ -9,9 +9,9 @@ facts `shortlist_labels`, `shortlist_scores` (null on pass-through and in a tour
 `shortlist_status`; the decision runner's own facts pass through, its `logits` put back in the
 original option order (null for a label the model never saw).
 
-Statuses need the gold label, which a runner is never given: the wrapper holds the dataset's
-`expected` objects in row order and takes as many as each call has states (`run` calls in row
-order, one chunk per call).
+Statuses need the gold label, which a runner is never given: the wrapper holds the dataset rows in
+order and takes as many as each call has states (`run` calls in row order, one chunk per call); a
+call whose states are not the next rows' states fails rather than guess a gold.
 """
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ from . import retrieval as R
 class NarrowingRunner(Runner):
     capabilities = Capabilities(batching=False, min_confidence=False)
 
-    def __init__(self, inner: Runner, expected: Sequence[Dict[str, Any]], *, k: Optional[int] = None,
+    def __init__(self, inner: Runner, rows: Sequence[Any], *, k: Optional[int] = None,
                  embed: Optional[R.Embed] = None, group_size: Optional[int] = None,
                  embedder_id: Optional[str] = None) -> None:
-        self.inner, self.expected = inner, list(expected)
+        self.inner, self.expected = inner, list(rows)       # dataset rows: their state and expected
         self.k, self.embed, self.group_size = k, embed, group_size
         self.tournament = group_size is not None
         self.name = getattr(inner, "name", "") or "runner"
@@ -46,9 +46,11 @@ class NarrowingRunner(Runner):
                                dtype=i.dtype, max_length=i.max_length, settings=dict(i.settings, **mode))
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
-        golds = self.expected[self._next:self._next + len(states)]
+        rows = self.expected[self._next:self._next + len(states)]
         self._next += len(states)
-        return [self._one(state, questions, gold) for state, gold in zip(states, golds)]
+        if len(rows) != len(states) or any(row.state != state for row, state in zip(rows, states)):
+            raise RuntimeError("shortlist: the run called the runner out of row order")   # never guess a gold
+        return [self._one(state, questions, row.expected) for state, row in zip(states, rows)]
 
     def _ask(self, state: Any, questions: Dict[str, Any]) -> Dict[str, Any]:
         results = self.inner.predict_batch([state], questions)
