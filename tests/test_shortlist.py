@@ -3,6 +3,7 @@ the report's metrics per slice (SQL), config and comparability, and the numbers 
 from __future__ import annotations
 
 import json
+import random
 from typing import Any, Dict, List
 
 import duckdb
@@ -351,3 +352,86 @@ def test_cli_shortlist_and_tournament(tmp_path, cli_doubles):
                  ["--tournament", "--group-size", "1"]):
         res = CliRunner().invoke(app, ["shortlist", ds, "--model", "preference-double", "-w", wh] + args)
         assert res.exit_code == 2, (args, res.output)
+
+
+# ---------------------------------------------------------------------------- differential, latency
+def _python_rank(query, k):
+    sims = [float(np.clip(np.dot(np.eye(4)[i], query) / (np.linalg.norm(query) or 1.0), -1, 1)) for i in range(4)]
+    return [LABELS[i] for i in sorted(range(4), key=lambda i: -sims[i])[:k]]        # stable: ties keep the earlier
+
+
+def _python_tournament(pref, g):
+    labels = list(LABELS)
+    while len(labels) > g:
+        parts = -(-len(labels) // g)
+        groups = [labels[i * len(labels) // parts:(i + 1) * len(labels) // parts] for i in range(parts)]
+        labels = [next((l for l in pref if l in grp), grp[0]) for grp in groups]
+    return labels
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("tournament", [False, True])
+def test_statuses_and_every_slice_metric_against_plain_python(tmp_path, seed, tournament):
+    rng = random.Random(seed)
+    n = 40
+    rows = [("s%d" % i, rng.choice(["en", "de", "fr"]), rng.choice(LABELS)) for i in range(n)]
+    tags = {s: rng.sample(["x", "y", "z"], rng.randint(0, 2)) for s, _, _ in rows}
+    prefs = {s: rng.sample(LABELS, 4) for s, _, _ in rows}
+    queries = {s: [rng.choice([-0.5, 0.0, 0.5, 1.0]) for _ in LABELS] for s, _, _ in rows}     # ties on purpose
+    path = tmp_path / "ds.jsonl"
+    write_jsonl(path, [{"state": s, "language": lang, "tags": tags[s], "questions": {"intent": {
+        "type": "choice", "instructions": "Which intent?", "criteria": LABELS}}, "expected": {"intent": gold}}
+        for s, lang, gold in rows])
+    k, g = rng.randint(1, 3), 2
+    wh = Warehouse(tmp_path / "wh")
+    rid = execute(wh, ShortlistOptions(str(path), k=k, tournament=tournament, group_size=g, run_id="r"),
+                  runner=PreferenceRunnerDouble(prefs), embed=ScriptedEmbedderDouble(queries),
+                  embedder_id="e").run_id
+    status = {}
+    for s, _, gold in rows:
+        kept = _python_tournament(prefs[s], g) if tournament else _python_rank(queries[s], k)
+        pick = next(l for l in prefs[s] if l in kept)
+        status[s] = ("elimination_miss" if tournament else "retrieval_miss") if gold not in kept else \
+            "correct" if pick == gold else ("final_choice_miss" if tournament else "decision_miss")
+    names = (("tournament_survival_rate", "tournament_accuracy_on_survivors") if tournament
+             else ("shortlist_recall_at_k", "shortlist_accuracy_on_recalled"))
+    miss = "elimination_miss" if tournament else "retrieval_miss"
+    groups = {("overall", ""): [s for s, _, _ in rows]}
+    for s, lang, _ in rows:
+        groups.setdefault(("language", lang), []).append(s)
+        groups.setdefault(("qid", "intent"), []).append(s)
+        for t in tags[s]:
+            groups.setdefault(("tag", t), []).append(s)
+    doc = _report(wh, rid)
+    for (dim, key), members in groups.items():
+        got = doc["overall"] if dim == "overall" else doc["slices"][dim][key]
+        kept = [s for s in members if status[s] != miss]
+        assert got[names[0]] == len(kept) / len(members), (dim, key)
+        if kept:
+            assert got[names[1]] == sum(status[s] == "correct" for s in kept) / len(kept), (dim, key)
+        else:
+            assert names[1] not in got
+    stored = dict(wh.connect([rid]).execute("SELECT row_index, shortlist_status FROM cases").fetchall())
+    assert [stored[i] for i in range(n)] == [status[s] for s, _, _ in rows]
+
+
+def test_latency_includes_the_embedding(tmp_path):
+    from doubles import FakeClock
+
+    clock = FakeClock()
+
+    class SlowEmbedderDouble(ScriptedEmbedderDouble):
+        def __call__(self, texts):
+            clock.advance_ms(50.0)
+            return super().__call__(texts)
+
+    class SlowRunnerDouble(PreferenceRunnerDouble):
+        def predict_batch(self, states, questions, **kwargs):
+            clock.advance_ms(10.0)
+            return super().predict_batch(states, questions)
+
+    wh = Warehouse(tmp_path / "wh")
+    rid = execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=2, run_id="lat"),
+                  runner=SlowRunnerDouble(T75_PREFS), embed=SlowEmbedderDouble(T75_QUERIES), embedder_id="e",
+                  clock=clock).run_id
+    assert _report(wh, rid)["overall"]["latency_p50_ms"] == pytest.approx(60.0)
