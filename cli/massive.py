@@ -155,7 +155,7 @@ def run_command(
     wh = warehouse_of(warehouse)
     try:
         with RowProgress("massive", waiting="reading MASSIVE and loading the model") as bar:
-            recorded = H.execute(wh, opts, spec, progress=bar.update, on_loaded=bar.set_total)
+            recorded = H.run_harness(wh, opts, spec, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
         traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
         console.note(str(crash))

@@ -97,7 +97,7 @@ def _runner_options(opts: R.RunOptions) -> R.RunOptions:
     return opts
 
 
-def execute(wh: Warehouse, opts: R.RunOptions, harness: Harness, *, runner: Optional[Any] = None,
+def run_harness(wh: Warehouse, opts: R.RunOptions, harness: Harness, *, runner: Optional[Any] = None,
             clock: Callable[[], float] = time.perf_counter, progress: Optional[Callable[[int], None]] = None,
             on_loaded: Optional[Callable[[int], None]] = None) -> RecordedRun:
     """Sample every language, run the model over all rows as one run, commit it (as `run` does)."""
