@@ -153,7 +153,8 @@ def test_real_multilingual_run_matches_polars(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     execute(wh, RunOptions(dataset=str(data), model="minilm", run_id="xl"))
     doc = X.report(wh, "xl", limit=None)
-    stored = wh.connect(["xl"]).execute("SELECT item_id, language_key AS lang, predicted, correct FROM cases").pl()
+    stored = pl.from_arrow(wh.connect(["xl"]).execute(
+        "SELECT item_id, language_key AS lang, predicted, correct FROM cases").fetch_arrow_table())
     assert stored.height == 160 and stored["item_id"].null_count() == 0
     c = stored.with_columns(pl.col("correct").fill_null(False).cast(pl.Int64).alias("right"))
     items = c.group_by("item_id").agg(pl.len().alias("langs"), pl.col("right").sum().alias("n_right"))
@@ -185,3 +186,23 @@ def test_real_multilingual_run_matches_polars(tmp_path):
         assert row["concentrated"] == (lang != "en" and share_err - base > 0)
     print({lang: (round(r["accuracy"], 3), round(r["agreement"], 3), round(r["error_excess"], 3))
            for lang, r in got.items()}, s)
+
+
+def test_docs_plain_duckdb_block_gives_the_library_numbers(tmp_path):
+    """docs/crosslingual.md's SQL, run with plain duckdb over the Parquet files, on T-X2."""
+    import re
+
+    import duckdb
+
+    wh = _ingest(tmp_path, X2, rid="xl")
+    doc = X.report(Warehouse(wh), "xl")
+    text = (Path(__file__).resolve().parents[1] / "docs" / "crosslingual.md").read_text(encoding="utf-8")
+    block = re.search(r"```sql\n(.*?)```", text, re.S).group(1).replace("'warehouse/", "'%s/" % wh.as_posix())
+    con = duckdb.connect()
+    results = [con.execute(s).fetchall() for s in block.split(";") if s.strip()]
+    assert results[1] == [(doc["summary"]["all_right_rate"], doc["summary"]["none_right_rate"])]
+    got = {r["lang"]: r for r in doc["languages"]}
+    for lang, agreement, acc_r, acc_w, excess in results[2]:
+        row = got[lang]
+        assert (agreement, acc_r, acc_w) == (row["agreement"], row["acc_on_pivot_right"], row["acc_on_pivot_wrong"])
+        assert abs(excess - row["error_excess"]) < 1e-12

@@ -7,9 +7,9 @@
 -- params: run_id
 -- output: item_id, qid, lang, row_index, predicted, gold, is_right (0/1)
 -- why: every cross-lingual number reads this table only, so a hand-made grid goes through the same SQL
---      as a run. Only labelled cases that carry both an item_id and a language take part. `is_right` is 1
---      when the case is correct (S2.9) and 0 otherwise: a wrong answer, an error or a missing answer
---      (all "not right in that language"); `predicted` is the answer's label text (null when none).
+--      as a run. Only labelled cases that carry both an item_id and a language take part (error records
+--      are not cases). `is_right` is 1 when the case is correct (S2.9) and 0 otherwise, a null
+--      correctness included; `predicted` is the answer's label text.
 SELECT item_id, qid, lang, row_index, predicted, gold, is_right
 FROM (
     SELECT item_id, qid, language_key AS lang, row_index, predicted,
