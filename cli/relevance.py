@@ -64,9 +64,13 @@ def run_command(
     batch_size: int = typer.Option(16, "--batch-size", metavar="N", help="Items per runner call."),
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ..."),
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA", help="Pin a hub model's revision."),
+    commit_every: Optional[int] = typer.Option(None, "--commit-every", metavar="N", help="Commit each run's "
+                                               "decisions every N rows; a killed benchmark resumes from them."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Run one model over a benchmark's languages: one committed run per (model, language).
+
+    Languages whose run is committed are not redone; an interrupted one resumes from its committed chunks.
 
     \b
     Examples:
@@ -78,7 +82,8 @@ def run_command(
 
     opts = BenchOptions(data=data, manifest=manifest, data_root=data_root, model=model, runner=runner, name=name,
                         langs=_langs(langs), template=str(template) if template else None, run_id=run_id,
-                        limit=limit, batch_size=batch_size, device=device, revision=revision)
+                        limit=limit, batch_size=batch_size, device=device, revision=revision,
+                        commit_every=commit_every)
     wh = warehouse_of(warehouse)
     pairs = run_benchmark(wh, opts, note=console.note)
     for pair in pairs:

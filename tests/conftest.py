@@ -37,6 +37,7 @@ SLOW = {
     "tests/test_plots.py::test_plot_writes_two_pngs_reproducibly",
     "tests/test_relevance_differential.py",
     "tests/test_relevance_models.py",
+    "tests/test_relevance_resume.py",
     "tests/test_shortlist.py::test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store",
     "tests/test_presentation.py::test_laya_checkpoint_built_locally_runs_the_checks",
     "tests/test_plots_kinds.py::test_shortlist_recall_curve_png_is_the_stored_ranks",           # CLI runs

@@ -43,7 +43,8 @@ def synthetic(seed: int, n: int):
                     verdict = None if rng.random() < 0.1 else (rng.random() < (0.7 if g else 0.3))
                     score = None
                 else:
-                    score = None if rng.random() < 0.05 else round(min(1.0, max(0.0, rng.gauss(0.6 if g else 0.4, 0.25))) * 20) / 20
+                    raw = min(1.0, max(0.0, rng.gauss(0.6 if g else 0.4, 0.25)))
+                    score = None if rng.random() < 0.05 else round(raw * 20) / 20
                     verdict = None if score is None else score > 1 - score
                 rows.append((run, model, lang, "generative" if model == "gen" else "scoring", "i%d" % i, i, i, g,
                              score, None if score is None else 1 - score, score, verdict, False))
@@ -109,7 +110,8 @@ def test_original_verdict_metrics_with_unparsed_items(built):
         for key in ("precision", "recall", "f1", "matthews_corrcoef", "balanced_accuracy"):
             assert abs(row[key] - want[key]) < TOL, (run, key)
         hits = sum(1 for g, v in parsed if g == v)
-        assert row["accuracy"] == hits / len(values) and row["unparsed_rate"] == (len(values) - len(parsed)) / len(values)
+        assert row["accuracy"] == hits / len(values)
+        assert row["unparsed_rate"] == (len(values) - len(parsed)) / len(values)
         assert row["accuracy_hits"] == hits and row["precision_n"] == sum(1 for _, v in parsed if v)
 
 

@@ -9,6 +9,7 @@ re-running an interrupted benchmark finishes only what is missing.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -42,6 +43,7 @@ class BenchOptions:
     batch_size: int = 16
     device: Optional[str] = None
     revision: Optional[str] = None
+    commit_every: Optional[int] = None    # dataset rows between chunk commits (laya-cases run --commit-every)
 
 
 @dataclass
@@ -51,7 +53,7 @@ class Pair:
     dataset: str
     benchmark_sha256: str
     n_items: int
-    status: str = "pending"               # pending | done (committed before) | committed
+    status: str = "pending"               # pending | resume (incomplete run) | done (committed before) | committed
 
 
 def slug(text: str) -> str:
@@ -112,6 +114,31 @@ def committed_facts(wh: Warehouse, run_id: str) -> Dict[str, Any]:
     return facts if isinstance(facts, dict) else {}
 
 
+def run_state(wh: Warehouse, run_id: str) -> Optional[str]:
+    """complete | incomplete (chunks committed, resumable) | None, with or without chunked commits."""
+    if hasattr(wh, "run_state"):
+        return wh.run_state(run_id)
+    return "complete" if wh.has_run(run_id) else None
+
+
+def _chunk_options(pair: Pair, commit_every: Optional[int]) -> Dict[str, Any]:
+    """RunOptions(resume=True) for a pair interrupted midway, and --commit-every (laya_cases.run's chunked
+    commits, when this laya-cases has them)."""
+    from ..run import RunOptions
+
+    known = {f.name for f in dataclasses.fields(RunOptions)}
+    out: Dict[str, Any] = {}
+    if commit_every is not None:
+        if "commit_every" not in known:
+            raise UsageError("--commit-every: this laya-cases commits a run at its end only")
+        out["commit_every"] = commit_every
+    if pair.status == "resume":
+        if "resume" not in known:
+            raise UsageError("run %s is incomplete and this laya-cases cannot resume it" % pair.run_id)
+        out["resume"] = True
+    return out
+
+
 def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optional[str]):
     """Every requested language's dataset written and its run id checked, before any model loads."""
     bench = M.open_benchmark(opts.data, opts.manifest, opts.data_root)
@@ -122,7 +149,10 @@ def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optiona
         rows = M.dataset_rows(lang, bench.instructions, opts.limit)
         path, sha = write_dataset(wh, bench.name, lang.language, rows)
         pair = Pair(lang.language, run_id, path, sha, len(rows))
-        if wh.has_run(run_id):
+        state = run_state(wh, run_id)
+        if state == "incomplete":
+            pair.status = "resume"
+        elif state == "complete":
             done = committed_facts(wh, run_id)
             same = (done.get("benchmark_sha256"), done.get("model_name"), done.get("prompt_sha256"))
             if same != (sha, model_name, prompt_sha) and not (prompt_sha is None and same[:2] == (sha, model_name)):
@@ -150,7 +180,7 @@ def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], No
 
         prompt_sha = H.read_template(opts.template, H.YESNO_TEMPLATE)[1]
     bench, pairs = plan(wh, opts, model_name, prompt_sha)
-    pending = [p for p in pairs if p.status == "pending"]
+    pending = [p for p in pairs if p.status in ("pending", "resume")]
     for p in pairs:
         if p.status == "done":
             note("%s: run %s is committed, not redone" % (p.language, p.run_id))
@@ -165,8 +195,10 @@ def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], No
                  "benchmark_sha256": p.benchmark_sha256, "limit": opts.limit, "batch_size": opts.batch_size,
                  "seed": SEED, "run_name": p.run_id, "n_items_planned": p.n_items}
         measured = Measured(inner, facts)
-        note("%s: %d items -> run %s" % (p.language, p.n_items, p.run_id))
+        note("%s: %d items -> run %s%s" % (p.language, p.n_items, p.run_id,
+                                            " (resuming its committed chunks)" if p.status == "resume" else ""))
         execute(wh, RunOptions(dataset=p.dataset, model=model_name, batch_size=opts.batch_size, run_id=p.run_id,
-                               device=opts.device, revision=opts.revision), runner=measured, progress=progress)
+                               device=opts.device, revision=opts.revision, **_chunk_options(p, opts.commit_every)),
+                runner=measured, progress=progress, on_loaded=measured.install)
         p.status = "committed"
     return pairs

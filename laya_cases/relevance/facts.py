@@ -91,9 +91,16 @@ class Measured(Runner):
                           max_new_tokens=settings.get("max_new_tokens"),
                           generation_mode="generate" if self.generative else "score",
                           started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        self._settings = settings
+        settings.pop("relevance", None)      # a previous language's facts; installed again by `install`
+        self._started = time.perf_counter()
+
+    def install(self, total_rows: int = 0) -> None:
+        """Put the facts into the run's settings and start the clock: `execute(on_loaded=...)` calls it
+        once the model is ready (after a resumed run's settings were compared, so they do not differ)."""
         self._started = time.perf_counter()
         self._update()
-        settings["relevance"] = self.facts
+        self._settings["relevance"] = self.facts
 
     def _update(self) -> None:
         peak_vram = None

@@ -207,7 +207,8 @@ def dataset_rows(lang: Language, instructions: str, limit: Optional[int] = None)
                 where, f["label"], f["positive"], f["negative"], shorten(repr(label))))
         source_id = _SOURCE_ITEM_SEPARATOR.join(_text(record, k, where) for k in f["source_item_id"])
         if source_id in seen:
-            raise UsageError("%s: source_item_id %s repeats row %d" % (where, shorten(repr(source_id)), seen[source_id]))
+            raise UsageError("%s: source_item_id %s repeats row %d"
+                             % (where, shorten(repr(source_id)), seen[source_id]))
         seen[source_id] = i + 1
         row = {"id": _text(record, f["id"], where), "item_id": source_id,
                "state": {k: _text(record, k, where) for k in f["state"]},
