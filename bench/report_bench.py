@@ -7,6 +7,11 @@ seconds, ratios and MB measured in the same run; asserts nothing.
 
     .venv/bin/python bench/report_bench.py [--sizes 1000000 10000000] [--kinds rounded distinct]
         [--bootstrap 100] [--bootstrap-size 1000000] [--reference-max 0]
+        [--ingest-rows 100000] [--json-size 2000000]
+
+Two more rows: `ingest` of a recorded-answers file (decisions/s, and the ratio to merely json.loads-ing
+every line of the same file), and `report --json` (text report, --no-cases, and with every case
+streamed: seconds, file MB, MB/s, peak RSS).
 
 The reference aggregates Python case dicts, so it runs only up to --reference-max decisions (10M
 case dicts need ~10 GB); otherwise its column shows n/a.
@@ -120,6 +125,8 @@ def peak_mb() -> float:
 def child(args) -> dict:
     """One measurement, in this (child) process: write | report | numpy | reference."""
     distinct = args.kind == "distinct"
+    if args.step in ("json", "ingest"):
+        return (child_json if args.step == "json" else child_ingest)(args)
     if args.step == "write":
         S.write_run(Warehouse(args.store), "bench", S.decisions(args.n, distinct=distinct))
         return {}
@@ -142,6 +149,72 @@ def child(args) -> dict:
     return {"s": seconds, "mb": peak_mb(), "overall": overall}
 
 
+def child_json(args) -> dict:
+    """`report` of the run in args.store as the CLI does it: text only, --json --no-cases, --json with
+    cases (streamed; the file's size and MB/s)."""
+    from laya_cases import report_json
+
+    wh = Warehouse(args.store)
+    R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
+    t = time.perf_counter()
+    doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
+    text_s = time.perf_counter() - t
+    target = str(Path(args.store) / "report.json")
+    t = time.perf_counter()
+    doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
+    report_json.save(target, doc, wh, "bench", (), with_cases=False)
+    bare_s = time.perf_counter() - t
+    t = time.perf_counter()
+    doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
+    report_json.save(target, doc, wh, "bench", ())
+    full_s = time.perf_counter() - t
+    return {"text_s": text_s, "bare_s": bare_s, "full_s": full_s, "mb_file": os.path.getsize(target) / 1e6,
+            "mb": peak_mb()}
+
+
+def child_ingest(args) -> dict:
+    """json.loads of every line of the answers file, then `ingest` of it, in this process."""
+    from laya_cases.ingest import ingest
+
+    path = Path(args.store) / "answers.jsonl"
+    t = time.perf_counter()
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            json.loads(line)
+    loads_s = time.perf_counter() - t
+    t = time.perf_counter()
+    recorded = ingest(Warehouse(Path(args.store) / "wh"), str(path), run_id="ingest")
+    return {"loads_s": loads_s, "s": time.perf_counter() - t, "decisions": recorded.n_cases, "mb": peak_mb()}
+
+
+def extra_rows(args) -> None:
+    """The ingest row and the report --json row (each in its own store and subprocesses)."""
+    if args.ingest_rows:
+        tmp = Path(tempfile.mkdtemp(prefix="lc-bench-"))
+        try:
+            with open(tmp / "answers.jsonl", "w", encoding="utf-8") as handle:
+                for row in S.answers_rows(args.ingest_rows):
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            r = run_child("ingest", args.ingest_rows, "distinct", tmp)
+            print("ingest: %d answers rows, %d decisions: json.loads of every line %.2f s; ingest %.2f s = %.0f "
+                  "decisions/s; json.loads/ingest %.2f; peak %.0f MB" % (
+                      args.ingest_rows, r["decisions"], r["loads_s"], r["s"], r["decisions"] / r["s"],
+                      r["loads_s"] / r["s"], r["mb"]), flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if args.json_size:
+        tmp = Path(tempfile.mkdtemp(prefix="lc-bench-"))
+        try:
+            run_child("write", args.json_size, "distinct", tmp)
+            r = run_child("json", args.json_size, "distinct", tmp)
+            print("report --json, %d decisions (distinct): text report %.2f s; --no-cases %.2f s (%.2fx the text); "
+                  "with cases %.2f s, %.0f MB file, %.1f MB/s; peak %.0f MB" % (
+                      args.json_size, r["text_s"], r["bare_s"], r["bare_s"] / r["text_s"], r["full_s"],
+                      r["mb_file"], r["mb_file"] / r["full_s"], r["mb"]), flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_child(step: str, n: int, kind: str, store: Path, bootstrap: int = 0) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", step, "--n", str(n), "--kind", kind,
                           "--store", str(store), "--bootstrap", str(bootstrap)],
@@ -160,6 +233,9 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=100, help="replicates of the bootstrap row (0: none)")
     ap.add_argument("--bootstrap-size", type=int, default=1_000_000)
     ap.add_argument("--reference-max", type=int, default=0)
+    ap.add_argument("--ingest-rows", type=int, default=100_000, help="answers rows (3 decisions each) of the "
+                    "ingest row (0: none)")
+    ap.add_argument("--json-size", type=int, default=2_000_000, help="decisions of the report --json row (0: none)")
     for name in ("--child", "--kind", "--store"):
         ap.add_argument(name, help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -193,6 +269,7 @@ def main() -> None:
                 ours["curve"]), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    extra_rows(args)
     print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
 
 

@@ -50,7 +50,9 @@ def to_batch(d: dict, start: int, stop: int) -> pa.RecordBatch:
         "qid": pa.array(QIDS[q]), "qid_pos": pa.array(np.zeros(n, dtype=np.int64)),
         "question_type": pa.array(TYPES[q]), "answer_type": pa.array(TYPES[q]),
         "expected_json": pa.array(np.full(n, '"x"')), "expected_kind": pa.array(np.full(n, "string")),
-        "answer_json": pa.array(np.full(n, "{}")),
+        "answer_json": pa.array(answer_texts(d, start, stop)),
+        "language": pa.array(np.char.add(np.char.add('"', LANGUAGES[d["lang"][start:stop]]), '"')),
+        "model": pa.array(np.char.add(np.char.add('"', MODELS[d["model"][start:stop]]), '"')),
         "confidence": pa.array(d["conf"][start:stop]),
         "confidence_source": pa.array(np.full(n, "answer_confidence")),
         "gate_confidence": pa.array(d["conf"][start:stop]),
@@ -67,6 +69,49 @@ def to_batch(d: dict, start: int, stop: int) -> pa.RecordBatch:
     }
     arrays = [_array(columns[f.name]).cast(f.type) if f.name in columns else pa.nulls(n, f.type) for f in DECISION_SCHEMA]
     return pa.RecordBatch.from_arrays(arrays, schema=DECISION_SCHEMA)
+
+
+def answer_texts(d: dict, start: int, stop: int) -> list:
+    """answer_json as a recorded answer stores it (what `report --json` re-renders per case)."""
+    def r(x: float) -> str:
+        return "NaN" if x != x else repr(x)
+
+    out = []
+    for q, conf, ok, err in zip(d["q"][start:stop].tolist(), d["conf"][start:stop].tolist(),
+                                d["correct"][start:stop].tolist(), d["err"][start:stop].tolist()):
+        if q == 0:
+            out.append('{"type": "choice", "choice": "%s", "probabilities": {"a": %s, "b": %s}, '
+                       '"answer_confidence": %s}' % ("a" if ok else "b", r(conf), r(1 - conf), r(conf)))
+        elif q == 1:
+            out.append('{"type": "noul", "noul": %s, "confidence": %s}' % (r(conf if ok else 1 - conf), r(conf)))
+        else:
+            out.append('{"type": "score", "score": %s, "answer_confidence": %s}' % (r(err), r(conf)))
+    return out
+
+
+def answers_rows(n_rows: int, seed: int = 0):
+    """Rows of a recorded-answers file (S1 dataset rows plus `answers`), three questions each, with
+    full-precision confidences: what `ingest` reads."""
+    rng = np.random.default_rng(seed)
+    bodies = {"intent": {"type": "choice", "instructions": "What does the customer want?",
+                         "criteria": {"refund": "money back", "cancel": "cancel an order", "other": "anything else"}},
+              "spam": {"type": "noul", "instructions": "Is this spam?"},
+              "urgency": {"type": "score", "instructions": "How urgent, 0-2?", "criteria": ["low", "mid", "high"]}}
+    conf = rng.beta(5, 2, size=(n_rows, 3)).tolist()
+    pick = rng.integers(0, 3, size=n_rows).tolist()
+    lang = rng.integers(0, len(LANGUAGES), size=n_rows).tolist()
+    labels = ["refund", "cancel", "other"]
+    for i in range(n_rows):
+        c = conf[i]
+        yield {"state": "message %d: my order never arrived" % i, "questions": bodies,
+               "expected": {"intent": labels[pick[i]], "spam": i % 7 == 0, "urgency": i % 3},
+               "language": str(LANGUAGES[lang[i]]), "tags": TAG_SETS[i % 4],
+               "answers": {"intent": {"type": "choice", "choice": labels[(pick[i] + (c[0] < 0.6)) % 3],
+                                      "probabilities": {"refund": c[0], "cancel": 1 - c[0], "other": 0.0},
+                                      "answer_confidence": c[0]},
+                           "spam": {"type": "noul", "noul": 1 - c[1], "confidence": c[1]},
+                           "urgency": {"type": "score", "score": 2 * c[2], "answer_confidence": c[2]}},
+               "latency_ms": 12.5}
 
 
 def _array(a):

@@ -8,9 +8,9 @@ is re-indented the way json.dumps would (tests/test_report_json.py compares both
 """
 from __future__ import annotations
 
+import functools
 import io
 import json
-import math
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TextIO
 
 import duckdb
@@ -25,44 +25,46 @@ BATCH = 8192                                                      # cases fetche
 CASE_PAD, FIELD_PAD = " " * 4, " " * 6                            # the cases list sits at level 1
 
 
+_SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
 def _float(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if value == math.inf:
-        return "Infinity"
-    if value == -math.inf:
-        return "-Infinity"
-    return _FLOAT(value)
+    text = _FLOAT(value)
+    return _SPECIAL.get(text, text)
+
+
+#: scalar type -> its JSON text, exactly as json.dumps writes it
+_SCALAR: Dict[type, Callable[[Any], str]] = {str: _STR, float: _float, int: _INT, type(None): lambda v: "null",
+                                             bool: lambda v: "true" if v else "false"}
+_NESTED = (dict, list)
+
+
+@functools.lru_cache(maxsize=64)
+def _flat(pad: str) -> Callable[[Any], str]:
+    """json's C encoder for a container without containers inside, one item per line at `pad` + 2."""
+    return json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",\n" + pad + "  ", ": ")).encode
 
 
 def encode(value: Any, pad: str) -> str:
     """json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) as it reads with its first
-    line at indentation `pad` (nested lines indented from there)."""
+    line at indentation `pad` (nested lines indented from there). Object keys are strings (JSON's)."""
+    scalar = _SCALAR.get(type(value))
+    if scalar is not None:
+        return scalar(value)
     kind = type(value)
-    if kind is str:
-        return _STR(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if kind is float:
-        return _float(value)
-    if kind is int:
-        return _INT(value)
-    if kind is dict and all(type(k) is str for k in value):
+    if kind is dict or kind is list:
         if not value:
-            return "{}"
+            return "{}" if kind is dict else "[]"
         inner = pad + "  "
-        return "{\n%s\n%s}" % (",\n".join("%s%s: %s" % (inner, _STR(k), encode(v, inner))
-                                          for k, v in sorted(value.items())), pad)
-    if kind is list:
-        if not value:
-            return "[]"
-        inner = pad + "  "
+        items = value.values() if kind is dict else value
+        if not any(type(v) in _NESTED for v in items):
+            return "%s\n%s%s\n%s%s" % ("{" if kind is dict else "[", inner, _flat(pad)(value)[1:-1], pad,
+                                       "}" if kind is dict else "]")
+        if kind is dict:
+            return "{\n%s\n%s}" % (",\n".join("%s%s: %s" % (inner, _STR(k), encode(v, inner))
+                                              for k, v in sorted(value.items())), pad)
         return "[\n%s\n%s]" % (",\n".join(inner + encode(v, inner) for v in value), pad)
-    # anything else (a subclass, a non-string key): json itself, re-indented
+    # anything else (a subclass of a JSON type): json itself, re-indented
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True).replace("\n", "\n" + pad)
 
 
@@ -85,50 +87,58 @@ class _Texts:
 
 
 def score_keys(score_within: Sequence[float]) -> List[tuple]:
-    """(key, source) of a case's `scores` in json's sorted order; source is a column name or the index
-    into the score_within list (a repeated tolerance: its last value, as dict.update keeps)."""
-    sources: Dict[str, Any] = {"choice_accuracy": "ca", "noul_accuracy": "na", "score_mae": "mae",
-                               "mean_confidence": "conf"}
+    """(key, source) of a case's `scores` in json's sorted order; source indexes (choice_accuracy,
+    noul_accuracy, score_mae, mean_confidence, *score_within values); a repeated tolerance: its last
+    value, as dict.update keeps."""
+    sources: Dict[str, int] = {"choice_accuracy": 0, "noul_accuracy": 1, "score_mae": 2, "mean_confidence": 3}
     for i, t in enumerate(score_within):
-        sources[R.score_within_key(t)] = i
+        sources[R.score_within_key(t)] = 4 + i
     return sorted(sources.items())
+
+
+def _template(keys: List[tuple]) -> str:
+    """One case as a %-template: answer, confidence, correct, expected, language, model, qid, the
+    scores in `keys` order, tags."""
+    fields = "".join(',\n%s"%s": %%s' % (FIELD_PAD, name) for name in ("confidence", "correct", "expected",
+                                                                       "language", "model", "qid"))
+    scores = ",\n".join("%s  %s: %%s" % (FIELD_PAD, _STR(k).replace("%", "%%")) for k, _ in keys)
+    return '%s{\n%s"answer": %%s%s,\n%s"scores": {\n%s\n%s},\n%s"tags": %%s\n%s}' % (
+        CASE_PAD, FIELD_PAD, fields, FIELD_PAD, scores, FIELD_PAD, FIELD_PAD, CASE_PAD)
 
 
 def case_texts(result, score_within: Sequence[float]) -> Iterator[List[str]]:
     """Batches of rendered cases (each `    {...}` at list level 1) from a cases.sql result."""
     keys = score_keys(score_within)
+    order = [source for _, source in keys]
+    template = _template(keys)
     score_pad = FIELD_PAD + "  "
-    names = ["%s%s: " % (score_pad, _STR(k)) for k, _ in keys]
     texts = _Texts(FIELD_PAD)
-    decode = json.JSONDecoder().decode
-    qids: Dict[str, str] = {}
-    head = CASE_PAD + "{\n" + FIELD_PAD
-    sep = ",\n" + FIELD_PAD
+    answers = _Texts(FIELD_PAD, limit=20000)      # repeated answers (rounded confidences) rendered once
+    small: Dict[Any, str] = {}               # qids and tag lists repeat: render each once
+
+    def scalar(value: Any) -> str:
+        known = _SCALAR.get(type(value))
+        return known(value) if known is not None else encode(value, score_pad)
+
     while True:
         chunk = result.fetchmany(BATCH)
         if not chunk:
             return
         out = []
         for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae, within) in chunk:
-            q = qids.get(qid)
+            tags = tuple(tags or ())
+            q, t = small.get(qid), small.get(tags)
             if q is None:
-                q = qids[qid] = encode(qid, FIELD_PAD)
-            row = {"ca": ca, "na": na, "mae": mae, "conf": conf}
-            scores = ",\n".join(name + encode(row[src] if type(src) is str else within[src], score_pad)
-                                for name, (_, src) in zip(names, keys))
-            out.append("".join((
-                head, '"answer": ', encode(decode(answer), FIELD_PAD),
-                sep, '"confidence": ', encode(conf, FIELD_PAD),
-                sep, '"correct": ', encode(correct, FIELD_PAD),
-                sep, '"expected": ', texts(expected),
-                sep, '"language": ', texts(language),
-                sep, '"model": ', texts(model),
-                sep, '"qid": ', q,
-                sep, '"scores": {\n', scores, "\n", FIELD_PAD, "}",
-                sep, '"tags": ', encode(list(tags or []), FIELD_PAD),
-                "\n", CASE_PAD, "}")))
-        if len(qids) > 100000:
-            qids.clear()
+                q = small[qid] = encode(qid, FIELD_PAD)
+            if t is None:
+                t = small[tags] = encode(list(tags), FIELD_PAD)
+            c = scalar(conf)
+            values = (scalar(ca), scalar(na), scalar(mae), c, *map(scalar, within)) if within else \
+                (scalar(ca), scalar(na), scalar(mae), c)
+            out.append(template % (answers(answer), c, scalar(correct), texts(expected), texts(language),
+                                   texts(model), q, *[values[i] for i in order], t))
+        if len(small) > 100000:
+            small.clear()
         yield out
 
 
