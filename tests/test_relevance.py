@@ -194,8 +194,19 @@ def test_pick_on_applies_a_threshold_from_one_run_to_another(tmp_path, scripted)
     metrics.export(wh, [], str(tmp_path / "split"), pick_on="langs:de")
     (row,) = read_csv(tmp_path / "split" / "operating_points.csv")
     assert (row["language"], row["picked_threshold"], row["optimism"]) == ("en", "0.2", "0.1071")
-    with pytest.raises(UsageError, match="--pick-on"):
+    with pytest.raises(UsageError, match="--pick-on nope: no such run"):
         metrics.export(wh, [], str(out), pick_on="nope")
+    # a dev split: its run is outside the compared runs (another benchmark SHA-256 for en), picked on all the same
+    write_language(tmp_path / "dev", "en", [("yes", "0.95"), ("yes", "0.65"), ("no", "0.6"), ("no", "0.1")])
+    bench(wh, tmp_path / "dev", "scripted-scorer", run_id="dev")
+    main = ["rel-scripted-scorer-de", "rel-scripted-scorer-en"]
+    metrics.export(wh, main, str(tmp_path / "dev-out"), pick_on="dev-en")
+    rows = read_csv(tmp_path / "dev-out" / "operating_points.csv")
+    # dev's best F1: 0.8 from 0.2 to 0.6 (0.95, 0.65, 0.6 are yes: tp 2, fp 1), the lowest wins
+    assert [(r["run_id"], r["picked_on"], r["picked_threshold"]) for r in rows] == [
+        ("rel-scripted-scorer-de", "dev-en", "0.2"), ("rel-scripted-scorer-en", "dev-en", "0.2")]
+    with pytest.raises(UsageError, match="several runs for language en"):
+        metrics.export(wh, main + ["dev-en"], str(tmp_path / "mixed"))
 
 
 # ---------------------------------------------------------------------------- leaderboard rank groups

@@ -15,7 +15,7 @@ import numpy as np
 from .. import UsageError, shorten
 from .. import sql as S
 from ..resample import quantile_levels, replicate_weights
-from ..warehouse import Warehouse
+from ..warehouse import Warehouse, is_run_id
 
 REPLICATES = 2000
 SEED = 0
@@ -24,16 +24,17 @@ CSVS = ("leaderboard", "aggregates", "threshold_sweep", "scoring_summary")
 PICK_METRICS = ("f1", "matthews_corrcoef", "balanced_accuracy", "precision", "recall", "accuracy")
 
 
-def connect(wh: Warehouse, run_ids: Optional[Sequence[str]] = None):
-    """A warehouse connection with the relevance tables over the named runs (all relevance runs if none)."""
+def connect(wh: Warehouse, run_ids: Optional[Sequence[str]] = None, sweep_only: bool = False):
+    """A warehouse connection with the relevance tables over the named runs (all relevance runs if none).
+    `sweep_only`: rel_runs, rel_items and rel_sweep only, without the comparability checks (--pick-on)."""
     con = wh.connect(list(run_ids) if run_ids else None)
     con.execute(S.text("relevance/macros.sql"))
     every = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
-    prepare(con, list(run_ids) if run_ids else every, named=bool(run_ids))
+    prepare(con, list(run_ids) if run_ids else every, named=bool(run_ids), sweep_only=sweep_only)
     return con
 
 
-def prepare(con, run_ids: List[str], named: bool = True) -> None:
+def prepare(con, run_ids: List[str], named: bool = True, sweep_only: bool = False) -> None:
     S.materialize(con, "relevance/runs.sql", "rel_runs", {"run_ids": run_ids})
     found = {r[0] for r in con.execute("SELECT run_id FROM rel_runs").fetchall()}
     if named:
@@ -43,6 +44,9 @@ def prepare(con, run_ids: List[str], named: bool = True) -> None:
     if not found:
         raise UsageError("no relevance runs in the warehouse; make some with `laya-cases relevance run`")
     S.materialize(con, "relevance/items.sql", "rel_items")
+    if sweep_only:
+        S.materialize(con, "relevance/sweep.sql", "rel_sweep")
+        return
     _check_comparable(con)
     build(con)
 
@@ -123,6 +127,11 @@ def export(wh: Warehouse, run_ids: Sequence[str], out: str, pick_on: Optional[st
         written.append(str(folder / ("%s.csv" % name)))
         copy_csv(con, name, Path(written[-1]))
     if pick_on is not None:
+        selected = [r[0] for r in con.execute("SELECT run_id FROM rel_runs ORDER BY run_id").fetchall()]
+        if pick_on not in selected and not pick_on.startswith("langs:"):    # a dev run outside the comparison
+            if not is_run_id(pick_on) or not wh.has_run(pick_on):
+                raise UsageError("--pick-on %s: no such run in %s (nor langs:<codes>)" % (shorten(pick_on), wh.root))
+            con = connect(wh, selected + [pick_on], sweep_only=True)
         pick_table(con, pick_on)
         written.append(str(folder / "operating_points.csv"))
         copy_csv(con, "pick", Path(written[-1]), {"metric": metric})
