@@ -11,6 +11,7 @@ from typing import Any, Dict, List
 import pytest
 from typer.testing import CliRunner
 
+from helpers import ROOT, needs_shared_data, shared_data
 from laya_cases import UsageError
 from laya_cases.relevance import board, metrics
 from laya_cases.relevance.bench import BenchOptions, run_benchmark
@@ -325,3 +326,17 @@ def test_a_tie_between_yes_and_no_is_no_and_a_missing_score_is_unparsed(tmp_path
     assert (row["tp"], row["fn"], row["tn"], row["fp"], row["unparsed"]) == (0, 1, 1, 1, 1)
     at0 = con.execute("SELECT tp, fn FROM rel_sweep WHERE threshold = 0").fetchone()
     assert at0 == (2, 0)                                          # the missing score reads 0.0 >= 0
+
+
+@needs_shared_data("xquad_r_relevance")
+def test_the_stored_manifest_lists_the_eleven_languages_of_source_md():
+    from laya_cases.relevance import manifest as M
+
+    bench = M.load_manifest(str(ROOT / "data" / "relevance" / "xquad_r_relevance.json"), str(shared_data()))
+    inv = {r["language"]: (r["rows"], r["yes"]) for r in M.inventory(bench)}
+    want = {"ar": 288, "de": 286, "el": 288, "en": 288, "es": 288, "hi": 286, "ru": 286, "th": 280, "tr": 286,
+            "vi": 288, "zh": 286}                                   # ../shared/data/xquad_r_relevance/SOURCE.md
+    assert inv == {lang: (n, n // 2) for lang, n in want.items()}
+    rows = M.dataset_rows(bench.languages[0], bench.instructions, limit=2)
+    assert [r["item_id"] for r in rows] == [rows[0]["item_id"].split(":")[0] + ":gold_answer_sentence",
+                                            rows[0]["item_id"].split(":")[0] + ":adjacent_sentence_same_paragraph"]

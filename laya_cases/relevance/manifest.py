@@ -176,8 +176,13 @@ def read_records(lang: Language) -> List[Dict[str, Any]]:
     datasets.utils.logging.disable_progress_bar()
     datasets.utils.logging.set_verbosity_error()
     try:
-        if lang.path is not None:
-            ds = datasets.load_dataset("json", data_files=str(lang.path), split="train")
+        if lang.path is not None:         # a fresh cache: never an earlier content of a rewritten file
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="laya-cases-relevance-") as cache:
+                ds = datasets.load_dataset("json", data_files=str(lang.path), split="train", cache_dir=cache,
+                                           keep_in_memory=True)
+                return ds.to_list()
         else:
             hub = lang.hub
             ds = datasets.load_dataset(hub["hub"], hub.get("config"), split=hub["split"], revision=hub.get("revision"))
