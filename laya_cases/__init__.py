@@ -9,7 +9,7 @@ In Python (docs/python.md):
 """
 
 __version__ = "0.1.0"
-__all__ = ["open", "Store", "UsageError", "__version__"]
+__all__ = ["open", "Store", "UsageError", "from_hf", "run_to_hf", "__version__"]
 _LAZY = {"open": "api", "Store": "api",      # imported on first use: `import laya_cases` loads no engine
          "from_hf": "convert", "run_to_hf": "convert"}     # Hugging Face datasets in and out (docs/datasets.md)
 

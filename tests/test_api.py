@@ -133,4 +133,4 @@ def test_import_is_light_and_all_is_the_api():
             "print(sorted(m for m in ('duckdb', 'polars', 'pyarrow', 'torch', 'matplotlib', 'pandas', 'numpy') "
             "if m in sys.modules)); print(sorted(lc.__all__))")
     out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == ["[]", "['Store', 'UsageError', '__version__', 'open']"]
+    assert out.splitlines() == ["[]", "['Store', 'UsageError', '__version__', 'from_hf', 'open', 'run_to_hf']"]
