@@ -64,6 +64,9 @@ def run_command(
     batch_size: int = typer.Option(16, "--batch-size", metavar="N", help="Items per runner call."),
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ..."),
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA", help="Pin a hub model's revision."),
+    runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
+                                                      help="Extra runner option, e.g. max_new_tokens=4096 for "
+                                                           "hf-generate (repeatable; VALUE is JSON when it parses)."),
     commit_every: Optional[int] = typer.Option(None, "--commit-every", metavar="N", help="Commit each run's "
                                                "decisions every N rows; a killed benchmark resumes from them."),
     warehouse: Optional[Path] = WAREHOUSE,
@@ -79,11 +82,12 @@ def run_command(
       laya-cases relevance run --data DIR --model smollm2 --runner hf-generate --template data/relevance/prompt.txt
     """
     from laya_cases.relevance.bench import BenchOptions, run_benchmark
+    from laya_cases.run import parse_runner_options
 
     opts = BenchOptions(data=data, manifest=manifest, data_root=data_root, model=model, runner=runner, name=name,
                         langs=_langs(langs), template=str(template) if template else None, run_id=run_id,
                         limit=limit, batch_size=batch_size, device=device, revision=revision,
-                        commit_every=commit_every)
+                        commit_every=commit_every, runner_options=parse_runner_options(runner_option))
     wh = warehouse_of(warehouse)
     pairs = run_benchmark(wh, opts, note=console.note)
     for pair in pairs:

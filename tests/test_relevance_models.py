@@ -63,3 +63,28 @@ def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
     board = _invoke("relevance", "leaderboard", "-w", wh, "--markdown", str(tmp_path / "board.md"))
     assert board.exit_code == 0 and "languages: de, en, zh" in board.output
     assert (tmp_path / "board.md").read_text().startswith("| group | position | model_id |")
+
+
+@needs_shared_data("xquad_r_relevance")
+def test_smollm2_generate_keeps_raw_text_and_records_the_parse_rule_and_prompt(tmp_path):
+    import hashlib
+
+    template = ROOT / "data" / "relevance" / "prompt.txt"
+    wh = str(tmp_path / "wh")
+    result = _invoke("relevance", "run", "--manifest", MANIFEST, "--data-root", str(shared_data()), "--langs", "en",
+                     "--limit", "2", "--model", "smollm2", "--runner", "hf-generate", "--template", str(template),
+                     "--runner-option", "max_new_tokens=16", "-w", wh)
+    assert result.exit_code == 0, result.output
+    con = Warehouse(wh).connect()
+    rows = con.execute("SELECT raw_text, parsed, truncated, answer_type, model_key FROM cases").fetchall()
+    assert len(rows) == 2 and all(isinstance(r[0], str) for r in rows)
+    for raw, parsed, truncated, answer_type, model in rows:
+        assert parsed == (answer_type == "noul") and isinstance(truncated, bool) and model == "smollm2-hf-generate"
+    facts = json.loads(con.execute("SELECT settings_json FROM runs").fetchone()[0])["relevance"]
+    assert facts["mode"] == "generative" and facts["decoding"] == "greedy" and facts["max_new_tokens"] == 16
+    assert "unparsed" in facts["decision_rule"]
+    assert facts["prompt_sha256"] == hashlib.sha256(template.read_text(encoding="utf-8").encode()).hexdigest()
+    out = tmp_path / "out"
+    assert _invoke("relevance", "export", "--out", str(out), "-w", wh).exit_code == 0
+    (row,) = _csv(out / "leaderboard.csv")
+    assert row["generation_mode"] == "generate" and int(row["unparsed"]) == sum(1 for r in rows if not r[1])

@@ -44,6 +44,7 @@ class BenchOptions:
     device: Optional[str] = None
     revision: Optional[str] = None
     commit_every: Optional[int] = None    # dataset rows between chunk commits (laya-cases run --commit-every)
+    runner_options: Dict[str, Any] = dataclasses.field(default_factory=dict)   # --runner-option KEY=VALUE
 
 
 @dataclass
@@ -186,14 +187,17 @@ def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], No
             note("%s: run %s is committed, not redone" % (p.language, p.run_id))
     if not pending:
         return pairs
-    extra = {"prompt": opts.template} if (prompted and opts.template is not None) else {}
+    extra = dict(opts.runner_options)
+    if prompted and opts.template is not None:
+        extra["prompt"] = opts.template
     inner = registry.load(model_arg, name, device=opts.device, revision=opts.revision,
                           batch_size=opts.batch_size, **extra)
     for p in pending:
         facts = {"benchmark": bench.name, "manifest_sha256": bench.sha256, "language": p.language,
                  "model_name": model_name, "model": opts.model, "runner_requested": opts.runner,
                  "benchmark_sha256": p.benchmark_sha256, "limit": opts.limit, "batch_size": opts.batch_size,
-                 "seed": SEED, "run_name": p.run_id, "n_items_planned": p.n_items}
+                 "seed": SEED, "run_name": p.run_id, "n_items_planned": p.n_items,
+                 "runner_options": dict(opts.runner_options)}
         measured = Measured(inner, facts)
         note("%s: %d items -> run %s%s" % (p.language, p.n_items, p.run_id,
                                             " (resuming its committed chunks)" if p.status == "resume" else ""))
