@@ -311,6 +311,9 @@ def test_manifest_languages_and_errors(tmp_path):
         M.load_manifest(str(path))
     result = _invoke("relevance", "languages", "--data", str(tmp_path / "root" / "set"))
     assert result.exit_code == 0 and "en" in result.output and "0.5000" in result.output
+    path.write_text(json.dumps(dict(doc, languages=[{"language": "sw", "hub": "org/none", "split": "test"}])))
+    result = _invoke("relevance", "languages", "--manifest", str(path))      # offline: one line, exit 2
+    assert result.exit_code == 2 and "language sw: hub:org/none cannot be loaded" in result.output
 
 
 def test_a_tie_between_yes_and_no_is_no_and_a_missing_score_is_unparsed(tmp_path, scripted):
