@@ -375,3 +375,33 @@ def test_the_docs_plain_duckdb_block_gives_the_harness_numbers(harness_store):
         block = doc["report"][lang]
         assert (n, round(accuracy, 4), round(mean_confidence, 4), round(acc50, 4)) == \
             (block["n"], block["accuracy"], block["mean_confidence"], block["acc_at_50_coverage"])
+
+
+class GermanFails(ScriptedRunner):
+    name = "massive-german-fails"
+
+    def predict_batch(self, states, questions, **kwargs):
+        if any(s["utterance"] == "leise" for s in states):
+            raise RuntimeError("runner exploded on %r" % states[0]["utterance"])
+        return super().predict_batch(states, questions, **kwargs)
+
+
+@needs_massive
+def test_a_language_with_failed_rows_reports_its_error_and_the_macro_leaves_it_out(tmp_path):
+    """--on-error skip: de's second row fails; de is {"error": ...}, en is scored, the macro is en's."""
+    registry.register(GermanFails.name, GermanFails)
+    try:
+        res = _invoke("massive", "run", "--model", GermanFails.name, "--langs", "en,de", "--per-lang", "5",
+                      "--data", str(MASSIVE), "-w", str(tmp_path / "wh"), "--run-id", "e", "--on-error", "skip",
+                      "--json", str(tmp_path / "e.json"))
+        fail = _invoke("massive", "run", "--model", GermanFails.name, "--langs", "de", "--per-lang", "5",
+                       "--data", str(MASSIVE), "-w", str(tmp_path / "wh"), "--run-id", "f")
+    finally:
+        registry.unregister(GermanFails.name)
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads((tmp_path / "e.json").read_text())
+    assert doc["report"]["de"] == {"error": "RuntimeError: runner exploded on 'leise'"}
+    assert doc["report"]["en"]["n"] == 5 and doc["summary"]["languages"] == 1
+    assert doc["summary"]["macro_accuracy"] == doc["report"]["en"]["accuracy"]
+    assert res.stdout.splitlines()[1] == "de     error: RuntimeError: runner exploded on 'leise'"
+    assert fail.exit_code == 1 and Warehouse(tmp_path / "wh").run_ids() == ["e"]     # --on-error fail: nothing

@@ -93,3 +93,29 @@ def test_minilm_over_en_de_fr_one_run_report_slice_agrees(tmp_path):
         assert "%-6s n=10 acc=%.4f" % (lang, doc["report"][lang]["accuracy"]) in res.stdout
     assert doc["report"]["en"]["accuracy"] > 0.2            # well above chance (1/20) on English
     assert metrics.summary(doc["report"])["languages"] == 3
+
+
+def test_laya_runner_logits_re_derive_the_agents_answers_for_every_type(tmp_path):
+    """The laya-agent runner's stored facts (read during the Agent's own forward pass): softmax of
+    logits / temperature gives the Agent's (4-decimal) probabilities for choice, score and noul;
+    the clamped and unclamped temperatures are the bucket's served and shipped values."""
+    from laya_cases.runners.laya_agent import LayaAgentRunner, softmax
+    from helpers import ROOT
+
+    rows = [json.loads(l) for l in (ROOT / "data" / "support.jsonl").read_text().splitlines() if l.startswith("{")]
+    runner = LayaAgentRunner(str(laya_checkpoint.build(tmp_path / "en")), batch_size=3)
+    seen = set()
+    for row in rows[:6]:
+        [result] = runner.predict_batch([row["state"]], row["questions"])
+        for qid, answer in result["answers"].items():
+            facts = result["facts"][qid]
+            p = softmax(facts["logits"], facts["temperature"])
+            if answer["type"] == "noul":
+                assert abs(p[1] - answer["noul"]) <= 5e-5
+            else:
+                assert max(abs(a - b) for a, b in zip(p, answer["probabilities"].values())) <= 5e-5
+            assert facts["temperature"] == facts["temperature_clamped"]
+            seen.add((answer["type"], facts["temperature_bucket"], facts["temperature_clamped"],
+                      facts["temperature_unclamped"]))
+    assert {s[0] for s in seen} == {"choice", "score", "noul"}
+    assert ("score", "score:3-5", 5.0, 7.5) in seen
