@@ -8,7 +8,7 @@ from .variants import KINDS
 
 _COLUMNS = (("n", "n"), ("agreement", "semantic_agreement_rate"), ("mean drift", "mean_probability_drift"),
             ("max drift", "max_probability_drift"), ("mean JS", "mean_js_divergence"),
-            ("conf drift", "mean_confidence_drift"), ("|conf drift|", "mean_absolute_confidence_drift"),
+            ("conf drift", "mean_confidence_drift"), ("abs conf drift", "mean_absolute_confidence_drift"),
             ("worst increase", "worst_confidence_increase_on_disagreement"))
 _QUALITY = (("n_labelled", "n_labelled"), ("accuracy", "accuracy"), ("ece", "ece"))
 
