@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -40,7 +40,6 @@ class Harness:
     n_opts: int = sampler.N_OPTS
     seed: int = sampler.SEED
     data: Optional[Path] = None
-    seconds_loading: Dict[str, float] = field(default_factory=dict)
 
     def check(self) -> None:
         if isinstance(self.per_lang, bool) or self.per_lang < 1:
@@ -81,11 +80,9 @@ def build_rows(harness: Harness) -> tuple:
     rows: List[Dict[str, Any]] = []
     sources: Dict[str, str] = {}
     for code in harness.langs:
-        started = time.perf_counter()
         language = data.load(code, harness.data)
         rows.extend(sampler.sample_rows(language.records, code, harness.per_lang, harness.n_opts, harness.seed))
         sources[code] = language.source
-        harness.seconds_loading[code] = time.perf_counter() - started
     return rows, sources
 
 
