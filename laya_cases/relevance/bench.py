@@ -93,18 +93,23 @@ def _check_runner(opts: BenchOptions, name: str, cls: Any) -> bool:
     return prompted
 
 
-def write_dataset(wh: Warehouse, bench: str, language: str, rows: List[Dict[str, Any]]) -> tuple:
-    """(path, SHA-256) of the language's S1 dataset, content-addressed under <warehouse>/relevance/datasets/."""
+def encode_dataset(rows: List[Dict[str, Any]]) -> tuple:
+    """(bytes, SHA-256) of a language's S1 dataset: canonical JSON lines, sorted keys, UTF-8."""
     data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode("utf-8")
-    sha = hashlib.sha256(data).hexdigest()
-    folder = Path(wh.root) / "relevance" / "datasets"
-    path = folder / ("%s-%s-%s.jsonl" % (slug(bench), slug(language), sha[:16]))
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def dataset_path(wh: Warehouse, bench: str, language: str, sha: str) -> Path:
+    return Path(wh.root) / "relevance" / "datasets" / ("%s-%s-%s.jsonl" % (slug(bench), slug(language), sha[:16]))
+
+
+def write_dataset(path: Path, data: bytes) -> None:
+    """Content-addressed: written once (as .tmp, then renamed), kept for a resumed or re-run pair."""
     if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".jsonl.tmp")
         tmp.write_bytes(data)
         tmp.replace(path)
-    return str(path), sha
 
 
 def committed_facts(wh: Warehouse, run_id: str) -> Dict[str, Any]:
@@ -141,15 +146,16 @@ def _chunk_options(pair: Pair, commit_every: Optional[int]) -> Dict[str, Any]:
 
 
 def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optional[str]):
-    """Every requested language's dataset written and its run id checked, before any model loads."""
+    """Every requested language read and its run id checked, then the datasets written, before any model loads."""
     bench = M.open_benchmark(opts.data, opts.manifest, opts.data_root)
     prefix = opts.run_id or "rel-%s" % slug(model_name)
-    pairs = []
-    for lang in bench.pick(opts.langs):
+    pairs, data = [], []
+    for lang in bench.pick(opts.langs):             # every language read and checked before anything is written
         run_id = validate_run_id("%s-%s" % (prefix, slug(lang.language)))
         rows = M.dataset_rows(lang, bench.instructions, opts.limit)
-        path, sha = write_dataset(wh, bench.name, lang.language, rows)
-        pair = Pair(lang.language, run_id, path, sha, len(rows))
+        encoded, sha = encode_dataset(rows)
+        data.append(encoded)
+        pair = Pair(lang.language, run_id, str(dataset_path(wh, bench.name, lang.language, sha)), sha, len(rows))
         state = run_state(wh, run_id)
         if state == "incomplete":
             pair.status = "resume"
@@ -162,6 +168,9 @@ def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optiona
                                                                         "prompt_sha256"), same))), 200)))
             pair.status = "done"
         pairs.append(pair)
+    for pair, encoded in zip(pairs, data):
+        if pair.status != "done":
+            write_dataset(Path(pair.dataset), encoded)
     return bench, pairs
 
 
