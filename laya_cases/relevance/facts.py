@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import platform
-import resource
 import subprocess
 import time
 from pathlib import Path
@@ -53,6 +52,14 @@ def _device_name(device: str) -> str:
 
         return torch.cuda.get_device_name(torch.device(device))
     return "%s (%s)" % (platform.processor() or platform.machine() or "cpu", device)
+
+
+def _peak_rss() -> Optional[int]:
+    try:
+        import resource            # POSIX only
+    except ImportError:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024     # Linux reports KiB
 
 
 def _logit(p: float) -> Optional[float]:
@@ -112,7 +119,7 @@ class Measured(Runner):
                           duration_seconds=time.perf_counter() - self._started,
                           throughput_items_per_second=(self.items / self.inference) if self.inference > 0 else None,
                           peak_vram_bytes=peak_vram,
-                          peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+                          peak_rss_bytes=_peak_rss())
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
         started = time.perf_counter()
