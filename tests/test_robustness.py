@@ -506,3 +506,17 @@ def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(t
     overall = json.loads(report.read_text(encoding="utf-8"))["overall"]
     assert overall["choice_accuracy"] == summary["quality"]["baseline"]["accuracy"]
     assert overall["ece"] == summary["quality"]["baseline"]["ece"]
+
+
+def test_unlabelled_cases_have_pairs_but_no_accuracy(tmp_path):
+    rows = [{"state": "s%d" % i, "questions": {"q": {"type": "choice", "instructions": "i",
+                                                     "criteria": {"x": "ex", "y": "why", "z": "zed"}}},
+             "expected": {"q": None}} for i in range(5)]
+    ds = write_jsonl(tmp_path / "unlabelled.jsonl", rows)
+    result, doc = run_robustness(tmp_path, ds, "position-double", "unl")
+    assert result.exit_code == 0, result.stderr
+    assert doc["summary"]["quality"] == {kind: {"n_labelled": 0} for kind in V.KINDS}
+    assert doc["summary"]["option_order"]["n"] == 5 and set(doc["languages"]) == {""}
+    rows = sqlfiles.rows(Warehouse(tmp_path / "wh").connect(["unl"], variants=True).execute(
+        "SELECT expected_json, correct FROM cases"))
+    assert len(rows) == 15 and all(r == {"expected_json": "null", "correct": None} for r in rows)

@@ -76,6 +76,18 @@ def _case_of(source: str, row: D.Row) -> Case:
     return Case(row, qid, list(criteria), "" if language is None else language, [])
 
 
+def _labelled_probe(row: D.Row) -> D.Row:
+    """The row as `validate --strict` should judge it: a null label (an unlabelled case, S7.13) is allowed
+    here, so it is checked as if it named the first option."""
+    if not any(v is None for v in row.expected.values()):
+        return row
+    expected = {qid: (next(iter(row.questions[qid]["criteria"]), None)
+                      if label is None and isinstance(row.questions.get(qid), dict)
+                      and isinstance(row.questions[qid].get("criteria"), dict) else label)
+                for qid, label in row.expected.items()}
+    return D.Row(row.index, row.line_no, dict(row.raw, expected=expected), row.tags)
+
+
 def plan(source: str, rows: List[D.Row], seed: int) -> List[Case]:
     """The cases in row order, each with its variants (one random.Random(seed) stream per language)."""
     cases = [_case_of(source, row) for row in rows]
@@ -187,7 +199,7 @@ def execute(wh: Warehouse, opts: RobustnessOptions, *, runner: Any = None,
     if wh.has_run(run_id):
         raise UsageError("run id %s already exists in warehouse %s" % (shorten(repr(run_id)), wh.root))
     rows = D.load(opts.dataset)
-    strict.refuse_errors(opts.dataset, rows)
+    strict.refuse_errors(opts.dataset, [_labelled_probe(row) for row in rows])
     cases = plan(opts.dataset, rows, opts.seed)
     recorder = RunRecorder(wh, run_id, opts.dataset)
     recorder.buffer = VariantBuffer()
