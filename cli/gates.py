@@ -88,6 +88,8 @@ def diff(
                                             "(every flip)."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
                                                 help="Write the diff as Markdown here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the diff as one "
+                                            "self-contained HTML file here (docs/html.md)."),
     bootstrap: int = typer.Option(2000, "--bootstrap", metavar="B", help="Bootstrap replicates, 100..100000."),
     seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (random.Random(seed), S9.5)."),
     max_flip_rate: Optional[str] = typer.Option(None, "--max-flip-rate", metavar="R",
@@ -116,4 +118,7 @@ def diff(
     if json_out is not None:
         write_text(json_out, json.dumps(result, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "diff")
     write_text(markdown_out, markdown(result, show), "diff markdown")
+    if html_out is not None:
+        from laya_cases.html.files import diff_html, write_html
+        write_html(html_out, diff_html(result), "diff HTML")
     finish(result["gate"]["failures"])

@@ -35,6 +35,8 @@ _REPORT_PARAMS = [
                                     "only: small and fast).")),
     ("markdown_out", Optional[Path], typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as "
                                                   "Markdown tables here.")),
+    ("html_out", Optional[Path], typer.Option(None, "--html", metavar="FILE", help="Write a self-contained HTML "
+                                              "report here (tables, plots, intervals; docs/html.md).")),
     ("slice_", Optional[List[str]], typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
                                                  "group of DIM: language, model, qid or tag (repeatable).")),
     ("score_within", Optional[List[float]], typer.Option(
@@ -80,7 +82,7 @@ def _report_request(v) -> ReportRequest:
     return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
                          score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
                          thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
-                         view=v["view"], no_cases=bool(v["no_cases"]))
+                         view=v["view"], no_cases=bool(v["no_cases"]), html_out=v["html_out"])
 
 
 def _gate_request(v) -> G.GateRequest:

@@ -28,6 +28,7 @@ class ReportRequest:
     seed: int = 0
     view: str = "text"
     no_cases: bool = False                   # --no-cases: the JSON's `cases` list left empty
+    html_out: Optional[Path] = None          # --html FILE: the self-contained HTML report (laya_cases/html)
 
     @property
     def json_to_stdout(self) -> bool:
