@@ -158,6 +158,9 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
             report_json.save(str(request.json_out), doc, wh, run_id, options.score_within,
                              with_cases=not request.no_cases, progress=bars.step("report JSON", "cases"))
     write_text(request.markdown_out, R.markdown(doc), "markdown report")
+    if request.html_out is not None:           # self-contained HTML (laya_cases/html, docs/html.md)
+        from laya_cases.html.files import save_report
+        save_report(request.html_out, wh, run_id, doc)
     finish(failures)
     return doc
 
