@@ -1,4 +1,4 @@
-"""Robustness commands: `robustness` (variants of every case, one run) and `robustness-report` (from the store).
+"""The `robustness` command: variants of every case as one run (DATASET), or a committed one again (--run).
 Library: laya_cases/robustness/. Exit 0 ok, 1 a language failed or a policy rule failed, 2 a usage error."""
 from __future__ import annotations
 
@@ -34,8 +34,10 @@ def _emit(wh, run_id: str, policy, json_out: Optional[Path], markdown_out: Optio
 
 @app.command("robustness")
 def robustness_command(
-    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset: one choice question per row "
-                                   "(e.g. from `laya-cases massive`)."),
+    dataset: Optional[Path] = typer.Argument(None, metavar="DATASET", help="Labelled dataset: one choice "
+                                             "question per row (e.g. from `laya-cases massive dataset`)."),
+    run: Optional[str] = typer.Option(None, "--run", metavar="RUN", help="Instead of DATASET: print a committed "
+                                      "robustness run again, from the store (no model)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="As for `run` [default: minilm]."),
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name."),
     seed: int = typer.Option(13, "--seed", metavar="S", help="Variant seed: a fresh random.Random(S) per language "
@@ -52,50 +54,40 @@ def robustness_command(
     gate_policy: Optional[Path] = _POLICY,
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Ask every case three ways (baseline, option order, label rename); commit one run; print agreement.
+    """Ask each case three ways: agreement and drift per kind.
 
-    Each presentation is a decision row of one run, in canonical option order, linked to its
-    baseline case; the summary (S7.15, S7.16: agreement, probability drift, JS divergence,
-    confidence drift, accuracy and ECE per kind, per language) is SQL over those rows, and
-    `laya-cases robustness-report RUN` prints it again from the store. `report RUN` reports the
-    baseline rows.
+    Each case is asked as written, with its options shuffled (option_order) and with its keys
+    renamed A, B, ... (label_rename); every answer is a decision row of one run, in canonical
+    option order, linked to its baseline case. The summary (S7.15, S7.16: agreement, probability
+    drift, JS divergence, confidence drift, accuracy and ECE per kind, per language) is SQL over
+    those rows; `--run RUN` prints it again from the store. `report RUN` reports the baseline rows.
 
     \b
     Examples:
-      laya-cases massive en-US --rows 200 --out massive-en.jsonl
+      laya-cases massive dataset en-US --rows 200 --out massive-en.jsonl --data shared/data/massive/test
       laya-cases robustness massive-en.jsonl --model minilm --run-id rob-en --json rob-en.json
+      laya-cases robustness --run rob-en --gate-policy robustness-policy.json
     """
-    from laya_cases_cli.progress import RowProgress
+    from laya_cases import UsageError
     from laya_cases.robustness import gate as G
+
+    if (dataset is None) == (run is None):
+        raise UsageError("robustness needs a DATASET to run, or --run RUN to print a committed run (not both)")
+    policy = G.load(str(gate_policy)) if gate_policy else None      # checked before any model loads
+    wh = warehouse_of(warehouse)
+    if run is None:
+        run = _execute(wh, dataset, model=model, runner=runner, seed=seed, run_id=run_id, batch_size=batch_size,
+                       device=device, revision=revision, runner_option=runner_option)
+    _emit(wh, run, policy, json_out, markdown_out)
+
+
+def _execute(wh, dataset: Path, *, runner_option, **options) -> str:
+    from laya_cases_cli.progress import RowProgress
     from laya_cases.robustness.execute import RobustnessOptions, execute
     from laya_cases.run import parse_runner_options
 
-    policy = G.load(str(gate_policy)) if gate_policy else None      # checked before any model loads
-    opts = RobustnessOptions(dataset=str(dataset), model=model, runner=runner, seed=seed, run_id=run_id,
-                             batch_size=batch_size, device=device, revision=revision,
-                             runner_options=parse_runner_options(runner_option))
-    wh = warehouse_of(warehouse)
+    opts = RobustnessOptions(dataset=str(dataset), runner_options=parse_runner_options(runner_option), **options)
     with RowProgress("robustness", waiting="loading the model") as bar:
         recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     console.committed(recorded.run_id, wh.root, recorded.n_errors)
-    _emit(wh, recorded.run_id, policy, json_out, markdown_out)
-
-
-@app.command("robustness-report")
-def robustness_report_command(
-    run: str = typer.Argument(..., metavar="RUN", help="A run made by `laya-cases robustness`."),
-    json_out: Optional[Path] = _JSON,
-    markdown_out: Optional[Path] = _MARKDOWN,
-    gate_policy: Optional[Path] = _POLICY,
-    warehouse: Optional[Path] = WAREHOUSE,
-) -> None:
-    """Print a robustness run's agreement, drift and quality per kind again, from the store (no model).
-
-    \b
-    Example:
-      laya-cases robustness-report rob-en --gate-policy robustness-policy.json
-    """
-    from laya_cases.robustness import gate as G
-
-    policy = G.load(str(gate_policy)) if gate_policy else None
-    _emit(warehouse_of(warehouse), run, policy, json_out, markdown_out)
+    return recorded.run_id

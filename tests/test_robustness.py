@@ -346,7 +346,7 @@ def test_a_failing_language_is_an_error_and_exit_1_while_others_are_kept(tmp_pat
     en = doc["languages"]["en"]
     assert en["option_order"]["n"] == 9 and en["n_errors"] == 3          # row 2: a NaN in each presentation (S7.14)
     assert doc["summary"]["option_order"]["n"] == 9 and doc["failed_languages"] == ["de"]
-    again = invoke("robustness-report", "fail", "-w", tmp_path / "wh", "--json", tmp_path / "again.json")
+    again = invoke("robustness", "--run", "fail", "-w", tmp_path / "wh", "--json", tmp_path / "again.json")
     assert again.exit_code == 1 and strict_loads((tmp_path / "again.json").read_text()) == doc
 
 
@@ -360,7 +360,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_committed(tmp_path):
     assert not (tmp_path / "wh" / "runs").exists()
     plain = invoke("run", dataset(tmp_path, n_rows=3), "--model", "position-double", "--run-id", "p", "-w", tmp_path / "wh")
     assert plain.exit_code == 0
-    result = invoke("robustness-report", "p", "-w", tmp_path / "wh")
+    result = invoke("robustness", "--run", "p", "-w", tmp_path / "wh")
     assert result.exit_code == 2 and "not a robustness run" in result.stderr
 
 
@@ -379,11 +379,11 @@ def test_gate_policy_per_language(tmp_path):
     assert doc["gate"]["measures"][0]["n"] == 40
     policy.write_text(json.dumps({"version": 1, "rules": [
         {"slice": {"language": "en"}, "metric": "option_order.semantic_agreement_rate", "min": 0.9, "min_count": 41}]}))
-    count = invoke("robustness-report", "gc", "-w", tmp_path / "wh", "--gate-policy", policy)
+    count = invoke("robustness", "--run", "gc", "-w", tmp_path / "wh", "--gate-policy", policy)
     assert count.exit_code == 1 and "candidate count 40 is below min_count 41" in count.stderr
     policy.write_text(json.dumps({"version": 1, "rules": [
         {"slice": {"language": "en"}, "metric": "baseline.accuracy", "max_drop": 0.1, "min_count": 1}]}))
-    relative = invoke("robustness-report", "gc", "-w", tmp_path / "wh", "--gate-policy", policy)
+    relative = invoke("robustness", "--run", "gc", "-w", tmp_path / "wh", "--gate-policy", policy)
     assert relative.exit_code == 2 and "absolute limit" in relative.stderr
 
 
@@ -498,7 +498,7 @@ def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(t
     print(json.dumps(summary, indent=1))
     # no model: the stored rows give the same document, and the documented plain-DuckDB queries agree
     again = tmp_path / "again.json"
-    assert invoke("robustness-report", "rob-en", "-w", tmp_path / "warehouse", "--json", again).exit_code == 0
+    assert invoke("robustness", "--run", "rob-en", "-w", tmp_path / "warehouse", "--json", again).exit_code == 0
     assert strict_loads(again.read_text(encoding="utf-8")) == doc
     assert check_doc_queries(tmp_path, "rob-en", doc) > 0
     report = tmp_path / "report.json"
