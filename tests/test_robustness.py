@@ -520,3 +520,14 @@ def test_unlabelled_cases_have_pairs_but_no_accuracy(tmp_path):
     rows = sqlfiles.rows(Warehouse(tmp_path / "wh").connect(["unl"], variants=True).execute(
         "SELECT expected_json, correct FROM cases"))
     assert len(rows) == 15 and all(r == {"expected_json": "null", "correct": None} for r in rows)
+
+
+def test_batching_groups_equal_presented_questions_and_changes_no_number(tmp_path):
+    ds = dataset(tmp_path, n_rows=30, n_opts=3)
+    _, one = run_robustness(tmp_path, ds, "content-double", "one")
+    _, batched = run_robustness(tmp_path, ds, "content-double", "batched", "--batch-size", "8")
+    assert batched["summary"] == one["summary"] and batched["languages"] == one["languages"]
+    con = Warehouse(tmp_path / "wh").connect(["batched"], variants=True)
+    sizes = dict(con.execute("SELECT variant, max(chunk_size) FROM cases GROUP BY ALL").fetchall())
+    assert sizes["baseline"] == 8 and sizes["label_rename"] == 8      # one question for every row
+    assert sizes["option_order"] < 8                                  # shuffled per case: few rows share one
