@@ -132,7 +132,8 @@ def test_a_run_without_item_ids_is_refused(tmp_path):
     for row in rows:
         del row["item_id"]
     path = write_jsonl(tmp_path / "plain.jsonl", rows)
-    assert CliRunner().invoke(app, ["ingest", str(path), "-w", str(tmp_path / "wh"), "--run-id", "plain"]).exit_code == 0
+    ingested = CliRunner().invoke(app, ["ingest", str(path), "-w", str(tmp_path / "wh"), "--run-id", "plain"])
+    assert ingested.exit_code == 0
     with pytest.raises(UsageError, match="no labelled cases carrying both an item_id and a language"):
         X.report(Warehouse(tmp_path / "wh"), "plain")
 
@@ -143,8 +144,6 @@ LOCALES = ("en-US", "de-DE", "fr-FR", "es-ES")
 @needs_shared_data("massive", "test", "en-US.jsonl")
 def test_real_multilingual_run_matches_polars(tmp_path):
     """MiniLM over 40 parallel MASSIVE items in 4 languages; every number re-derived in polars."""
-    import polars as pl
-
     from laya_cases.datasets import massive
     from laya_cases.run import RunOptions, execute
 
@@ -152,9 +151,15 @@ def test_real_multilingual_run_matches_polars(tmp_path):
     data = write_jsonl(tmp_path / "massive4.jsonl", rows)
     wh = Warehouse(tmp_path / "wh")
     execute(wh, RunOptions(dataset=str(data), model="minilm", run_id="xl"))
-    doc = X.report(wh, "xl", limit=None)
-    stored = pl.from_arrow(wh.connect(["xl"]).execute(
-        "SELECT item_id, language_key AS lang, predicted, correct FROM cases").fetch_arrow_table())
+    check_against_polars(wh, "xl")
+
+
+def check_against_polars(wh: Warehouse, rid: str) -> None:
+    import polars as pl
+
+    doc = X.report(wh, rid, limit=None)
+    result = wh.connect([rid]).execute("SELECT item_id, language_key AS lang, predicted, correct FROM cases")
+    stored = pl.DataFrame(result.fetchall(), schema=["item_id", "lang", "predicted", "correct"], orient="row")
     assert stored.height == 160 and stored["item_id"].null_count() == 0
     c = stored.with_columns(pl.col("correct").fill_null(False).cast(pl.Int64).alias("right"))
     items = c.group_by("item_id").agg(pl.len().alias("langs"), pl.col("right").sum().alias("n_right"))

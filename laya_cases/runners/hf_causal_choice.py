@@ -25,6 +25,7 @@ rounding (tests/test_causal_choice.py); `prefix` reads the prompt once instead o
 """
 from __future__ import annotations
 
+import hashlib
 import inspect
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -67,9 +68,8 @@ class ChoiceByLikelihood:
         if batching not in BATCHINGS:
             raise ValueError("choice_batching must be one of %s, got %r" % (", ".join(BATCHINGS), batching))
         self.normalisation, self.choice_batching = normalisation, batching
-        import hashlib
-
-        return {"choice_rule": CHOICE_RULE, "choice_prompt_sha256": hashlib.sha256(CHOICE_TEMPLATE.encode()).hexdigest(),
+        digest = hashlib.sha256(CHOICE_TEMPLATE.encode("utf-8")).hexdigest()
+        return {"choice_rule": CHOICE_RULE, "choice_prompt_sha256": digest,
                 "normalisation": normalisation, "choice_batching": batching, "choice_temperature": 1.0}
 
     def choice_prompt(self, state: Any, body: Dict[str, Any]) -> str:
@@ -108,6 +108,8 @@ class ChoiceByLikelihood:
         if width == 0:
             return rows
         cache = out.cache if hasattr(out, "cache") else out.past_key_values    # transformers 5 / 4 names
+        if not hasattr(cache, "batch_repeat_interleave"):     # a cache that cannot be repeated per option
+            return self._full_forward(ctx, conts)
         cache.batch_repeat_interleave(len(conts))
         key = "cache" if "cache" in inspect.signature(self.lm.forward).parameters else "past_key_values"
         pad = self.tok.pad_token_id or 0

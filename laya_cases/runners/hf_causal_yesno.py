@@ -49,12 +49,13 @@ class CausalYesNoRunner(ChoiceByLikelihood, CausalLMRunner):
                  prompt: Optional[str] = None, batch_size: int = 8, normalisation: str = "chars",
                  choice_batching: str = "prefix", **options: Any) -> None:
         H.check_options(self.name, options)
+        choice_settings = self._choice_setup(normalisation, choice_batching)    # refused before the model loads
         loaded_revision, settings = self._load(model, device, revision, prompt, batch_size)
         self.yes_ids = single_token_ids(self.tok, SPELLINGS[0])
         self.no_ids = single_token_ids(self.tok, SPELLINGS[1])
         if not self.yes_ids or not self.no_ids:
             raise ValueError("hf-causal-yesno: %s has no single-token spelling of yes or no" % model)
-        settings.update(self._choice_setup(normalisation, choice_batching))
+        settings.update(choice_settings)
         self._record_lm(model, loaded_revision, dict(
             settings, decision_rule=RULE, yes_token_ids=self.yes_ids, no_token_ids=self.no_ids,
             yes_tokens=[self.tok.decode([i]) for i in self.yes_ids],
