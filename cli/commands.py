@@ -10,6 +10,7 @@ from laya_cases_cli import presentation  # noqa: F401
 from laya_cases_cli import robustness  # noqa: F401
 from laya_cases_cli import dataset  # noqa: F401
 from laya_cases_cli import crosslingual  # noqa: F401
+from laya_cases_cli import serve  # noqa: F401
 from laya_cases_cli.app import app
 
 # `laya-cases --help` lists the commands in this order: the everyday flow first, tools last.

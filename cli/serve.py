@@ -1,0 +1,39 @@
+"""`laya-cases serve`: the local read-only web app over the warehouse (laya_cases/serve, docs/html.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from laya_cases import UsageError
+from laya_cases_cli import console
+from laya_cases_cli.app import app, warehouse_of
+from laya_cases_cli.options import WAREHOUSE
+
+
+@app.command()
+def serve(
+    warehouse: Optional[Path] = WAREHOUSE,
+    port: int = typer.Option(8765, "--port", metavar="P", help="TCP port to listen on."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="ADDR", help="Address to bind; the default is this "
+                             "machine only (another address exposes the warehouse to the network)."),
+) -> None:
+    """Browse the warehouse in a web browser (read-only; needs laya-cases[serve]).
+
+    Pages: the runs, a run's report with slice tables and plots, its cases with filters and
+    paging, one case, and a comparison of two runs. Stop with Ctrl-C.
+
+    \b
+    Example:
+      laya-cases serve -w warehouse --port 8765
+    """
+    from laya_cases.serve import serve as run_server
+
+    if not 0 < port < 65536:
+        raise UsageError("--port must be in 1..65535, got %d" % port)
+    wh = warehouse_of(warehouse)
+    if not wh.root.is_dir():
+        raise UsageError("warehouse %s is not a directory" % wh.root)
+    console.note("serving %s on http://%s:%d/ (read-only; Ctrl-C stops)" % (wh.root, host, port))
+    run_server(wh, host, port)
