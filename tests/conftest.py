@@ -47,6 +47,7 @@ SLOW = {
     "tests/test_reference_order.py::test_last_bit_differences_still_pass_at_tolerance_0_without_laya",  # subprocess
     "tests/test_reference_order.py::test_compare_reference_doc_verdict_is_the_same_without_laya",     # subprocess
     "tests/test_strict.py::test_warnings_alone_do_not_fail_and_default_validate_is_unchanged",       # CLI runs
+    "tests/test_html_browser.py",                                                  # headless Chromium
 }
 
 

@@ -93,6 +93,11 @@ def _json_text(value: Optional[str]) -> str:
         return value
 
 
+def _marks(option: str, case: Dict[str, Any]) -> str:
+    gold = case["expected_json"] is not None and option in (case["expected_json"], _json_text(case["expected_json"]).strip('"'))
+    return " ".join(m for m, on in (("gold", gold), ("predicted", option == case["predicted"])) if on)
+
+
 def case_page(run_id: str, case: Dict[str, Any]) -> str:
     title = "Case %s / %s of run %s" % (case["row_index"], case["qid"], run_id)
     main = ("case_id", "row_index", "line_no", "qid", "question_type", "answer_type", "predicted", "confidence",
@@ -102,11 +107,14 @@ def case_page(run_id: str, case: Dict[str, Any]) -> str:
     body.append("<h2>Gold</h2><pre id=\"gold\">%s</pre>" % esc(_json_text(case["expected_json"])))
     if case.get("state_json") is not None:
         body.append("<h2>State</h2><pre id=\"state\">%s</pre>" % esc(_json_text(case["state_json"])))
+    else:
+        body.append('<h2>State</h2><p class="muted" id="state">Not stored in this run (the store keeps a digest of '
+                    'the state in case_id; harness runs record it in state_json).</p>')
     body.append("<h2>Instructions</h2><pre>%s</pre>" % esc(case["instructions"] or ""))
     options, texts, probs = case["options"] or [], case["option_texts"] or [], case["probabilities"] or []
     if options:
         orows = [["<td>%s</td>" % esc(o), "<td>%s</td>" % esc(texts[i] if i < len(texts) else ""),
-                  num(probs[i] if i < len(probs) else None), cell("predicted" if o == case["predicted"] else "")]
+                  num(probs[i] if i < len(probs) else None), cell(_marks(o, case))]
                  for i, o in enumerate(options)]
         body.append("<h2>Options</h2>" + table(["option", "text", "probability", ""], orows, "options"))
     body.append("<h2>Answer</h2><pre id=\"answer\">%s</pre>" % esc(_json_text(case["answer_json"])))
