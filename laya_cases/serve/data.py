@@ -12,6 +12,7 @@ from .. import sql as sqlfiles
 
 DIFF_BOOTSTRAP = 2000          # `laya-cases diff`'s default, so the compare page equals `diff --json`
 _CACHED = 16
+_COUNTS = 256
 
 
 class Data:
@@ -22,13 +23,14 @@ class Data:
         self._lock = threading.Lock()
         self._cons: "OrderedDict[tuple, Any]" = OrderedDict()
         self._docs: "OrderedDict[tuple, Any]" = OrderedDict()
+        self._counts: "OrderedDict[tuple, int]" = OrderedDict()
 
     # ------------------------------------------------------------------ caches
     def _stamp(self, run_id: str) -> tuple:
         st = self.wh.run_file(run_id).stat()
         return (run_id, st.st_mtime_ns, st.st_size)
 
-    def _remember(self, cache: OrderedDict, key, make):
+    def _remember(self, cache: OrderedDict, key, make, size: int = _CACHED):
         with self._lock:
             if key in cache:
                 cache.move_to_end(key)
@@ -36,7 +38,7 @@ class Data:
         value = make()
         with self._lock:
             cache[key] = value
-            while len(cache) > _CACHED:
+            while len(cache) > size:
                 cache.popitem(last=False)
         return value
 
@@ -84,7 +86,9 @@ class Data:
         """(rows of one page, number of cases passing the filters)."""
         params = dict(filters, run_id=run_id)
         con = self.cursor(run_id)
-        n = sqlfiles.query(con, "serve/cases_count.sql", params).fetchone()[0]
+        key = ("count",) + self._stamp(run_id) + tuple(sorted(filters.items()))      # paging re-counts nothing
+        n = self._remember(self._counts, key,
+                           lambda: sqlfiles.query(con, "serve/cases_count.sql", params).fetchone()[0], _COUNTS)
         params.update(after_row=after[0] if after else None, after_qid=after[1] if after else None, limit=limit)
         return sqlfiles.rows(sqlfiles.query(con, "serve/cases_page.sql", params)), n
 

@@ -1,0 +1,75 @@
+"""How fast `laya-cases serve` answers a cases page on a big synthetic decision run (issue 13: under a
+second per page at 10M decisions). Printed, never asserted.
+
+    .venv/bin/python bench/serve_bench.py --rows 1000000            # 1M decisions
+    .venv/bin/python bench/serve_bench.py --rows 10000000 --keep /tmp/wh10m
+
+Each page is fetched through Starlette's TestClient (the whole app: checks, DuckDB query, rendering)
+a few times; the median and the slowest are printed with the page. --keep reuses a warehouse.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import synthetic  # noqa: E402
+
+
+def build(root: Path, rows: int) -> None:
+    from laya_cases.warehouse import Warehouse
+
+    wh = Warehouse(root)
+    if wh.has_run("big"):
+        return
+    t = time.perf_counter()
+    step = 1 << 20
+    data = synthetic.decisions(rows, seed=7)
+    synthetic.write_run(wh, "big", data, chunk=step)
+    print("wrote %d synthetic decisions in %.1f s" % (rows, time.perf_counter() - t))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--keep", type=Path, default=None, help="warehouse directory to create or reuse")
+    args = ap.parse_args()
+    from starlette.testclient import TestClient
+
+    from laya_cases.serve import create_app
+
+    root = args.keep or Path(tempfile.mkdtemp(prefix="serve-bench-")) / "wh"
+    build(root, args.rows)
+    client = TestClient(create_app(root))
+    mid = args.rows // 2
+    pages = [
+        ("first page, no filter", "/run/big/cases"),
+        ("language=de, incorrect", "/run/big/cases?language=de&outcome=incorrect"),
+        ("confidence in [0.2, 0.3], tag=vip", "/run/big/cases?min_confidence=0.2&max_confidence=0.3&tag=vip"),
+        ("qid=urgency, model=english, 500 rows", "/run/big/cases?qid=urgency&model=english&limit=500"),
+        ("keyset page in the middle", "/run/big/cases?after_row=%d&after_qid=intent" % mid),
+        ("keyset page near the end", "/run/big/cases?after_row=%d&after_qid=intent" % (args.rows - 30)),
+        ("one case", "/run/big/case?row=%d&qid=%s" % (mid, "intent")),
+    ]
+    t = time.perf_counter()
+    assert client.get(pages[0][1]).status_code == 200          # opens the run's connection (cached after)
+    print("first request (connection, footers): %.3f s" % (time.perf_counter() - t))
+    print("%-40s %10s %10s" % ("page (%d decisions)" % args.rows, "median s", "max s"))
+    for name, url in pages:
+        times = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            r = client.get(url)
+            times.append(time.perf_counter() - t)
+        status = "" if r.status_code == 200 else "  (HTTP %d)" % r.status_code
+        print("%-40s %10.3f %10.3f%s" % (name, statistics.median(times), max(times), status))
+
+
+if __name__ == "__main__":
+    main()
