@@ -19,10 +19,11 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", metavar="ADDR", help="Address to bind; the default is this "
                              "machine only (another address exposes the warehouse to the network)."),
 ) -> None:
-    """Browse the warehouse in a web browser (read-only; needs laya-cases[serve]).
+    """Browse the warehouse in a web browser (read-only).
 
-    Pages: the runs, a run's report with slice tables and plots, its cases with filters and
-    paging, one case, and a comparison of two runs. Stop with Ctrl-C.
+    Needs laya-cases[serve]. Pages: the runs, a run's report with slice tables and
+    plots, its cases with filters and paging, one case, and a comparison of two
+    runs (docs/html.md). Stop with Ctrl-C.
 
     \b
     Example:
