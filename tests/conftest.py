@@ -48,6 +48,7 @@ SLOW = {
     "tests/test_reference_order.py::test_compare_reference_doc_verdict_is_the_same_without_laya",     # subprocess
     "tests/test_strict.py::test_warnings_alone_do_not_fail_and_default_validate_is_unchanged",       # CLI runs
     "tests/test_html_browser.py",                                                  # headless Chromium
+    "tests/test_serve.py::test_cli_serve_listens_on_localhost_and_answers",        # a real server process
 }
 
 

@@ -156,3 +156,39 @@ def test_import_laya_cases_and_other_commands_do_not_load_starlette():
     code = ("import sys, laya_cases, laya_cases.html, laya_cases.serve; from laya_cases_cli import commands; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')], 'loaded'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(ROOT))
+
+
+def test_the_docs_query_is_the_cases_page(client, store):
+    """docs/html.md's plain-DuckDB query returns the rows the cases page shows."""
+    import duckdb
+
+    block = re.search(r"```sql\n(.*?)```", (ROOT / "docs" / "html.md").read_text(encoding="utf-8"), re.S).group(1)
+    rows = duckdb.connect().execute(block.replace("warehouse/", str(store).replace("'", "''") + "/")).fetchall()
+    text = client.get("/run/demo/cases?language=en&outcome=incorrect").text
+    shown = [(int(a), html.unescape(b)) for a, b in re.findall(r'row=(\d+)&amp;qid=([^"]+)"', text)]
+    assert len(rows) >= 2 and shown == [(r[0], r[1]) for r in rows]
+
+
+def test_cli_serve_listens_on_localhost_and_answers(store):
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "laya_cases_cli", "serve", "-w", str(store), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
+    try:
+        body = None
+        for _ in range(100):
+            try:
+                body = urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=2).read().decode("utf-8")
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert body is not None and 'href="/run/demo"' in body
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert cli("serve", "-w", str(store), "--port", "0").returncode == 2
