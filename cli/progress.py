@@ -85,5 +85,20 @@ class StepProgress:
             self._progress.update(task[0], completed=done, total=total)
         return update
 
+    def working(self, label: str, after: float = 0.5) -> None:
+        """An indeterminate bar for a step without a count (the metric queries), shown only once the
+        step has taken `after` seconds, so a quick report draws nothing."""
+        if not self.enabled:
+            return
+        import threading
+
+        task = self._progress.add_task(label, total=None, visible=False, unit="steps")
+        self._timer = threading.Timer(after, lambda: self._progress.update(task, visible=True))
+        self._timer.daemon = True
+        self._timer.start()
+
     def __exit__(self, *exc) -> None:
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            timer.cancel()
         self._progress.__exit__(*exc)
