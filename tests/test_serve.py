@@ -192,3 +192,33 @@ def test_cli_serve_listens_on_localhost_and_answers(store):
         proc.terminate()
         proc.wait(10)
     assert cli("serve", "-w", str(store), "--port", "0").returncode == 2
+
+
+def test_every_page_escapes_stored_values(tmp_path):
+    from urllib.parse import urlencode
+
+    from starlette.testclient import TestClient
+
+    from helpers import record_to_row, write_jsonl
+    from laya_cases.ingest import ingest
+    from laya_cases.serve import create_app
+    from laya_cases.warehouse import Warehouse
+
+    evil = '<script>alert("x")</script>&\'"'
+    rows = [record_to_row(i, {"qid": evil, "qtype": "choice", "gold": evil, "pred": "b" if i % 2 else evil,
+                              "answer_confidence": 0.5 + i / 10, "language": evil, "tags": [evil], "model": evil})
+            for i in range(4)]
+    wh = Warehouse(tmp_path / "wh")
+    ingest(wh, str(write_jsonl(tmp_path / "evil.jsonl", rows)), run_id="evil")
+    ingest(wh, str(write_jsonl(tmp_path / "evil2.jsonl", rows[::-1])), run_id="evil2")
+    client = TestClient(create_app(wh), raise_server_exceptions=False)
+    urls = ["/", "/run/evil", "/run/evil/cases?" + urlencode({"language": evil, "qid": evil, "tag": evil}),
+            "/run/evil/case?" + urlencode({"row": 1, "qid": evil}), "/compare?a=evil&b=evil2&by=language",
+            "/run/evil/cases?" + urlencode({"language": evil + "x"})]
+    statuses = []
+    for url in urls:
+        r = client.get(url)
+        statuses.append(r.status_code)
+        assert "<script" not in r.text.lower(), url
+    assert statuses == [200, 200, 200, 200, 200, 400]
+    assert "alert(&quot;x&quot;)" in client.get(urls[2]).text
