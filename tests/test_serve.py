@@ -30,7 +30,9 @@ def client(store):
 
     from laya_cases.serve import create_app
 
-    return TestClient(create_app(store), raise_server_exceptions=False)
+    client = TestClient(create_app(store), raise_server_exceptions=False)
+    client.app_store = store
+    return client
 
 
 def report_json(store: Path, *args: str) -> dict:
@@ -43,6 +45,11 @@ def test_runs_page_lists_every_run_with_its_identity(client):
     for needle in ('href="/run/demo"', 'href="/run/other"', "labelled_rows_sha256", 'action="/compare"'):
         assert needle in r.text
     assert "<script" not in r.text.lower()
+    from laya_cases.warehouse import Warehouse
+
+    digest = Warehouse(client.app_store).connect().execute(
+        "SELECT labelled_rows_sha256 FROM runs WHERE run_id = 'demo'").fetchone()[0]
+    assert 'title="%s"' % digest in r.text                 # identity: the full digest, shortened on screen
 
 
 def test_run_page_numbers_equal_report_json(client, store):

@@ -38,13 +38,20 @@ def compare_form(run_ids: List[str], a: Optional[str] = None, b: Optional[str] =
             % (_select("a", run_ids, a, "(run A)"), _select("b", run_ids, b, "(run B)"), _select("by", list(DIMS), by, "(none)")))
 
 
+def _run_cell(column: str, value: Any) -> str:
+    if column == "run_id":
+        return "<td>%s</td>" % link(run_href(value), value)
+    if column.endswith("_sha256") and isinstance(value, str):       # the full digest on hover
+        return '<td title="%s"><code>%s\u2026</code></td>' % (esc(value), esc(value[:12]))
+    return cell(value)
+
+
 def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) -> str:
     body = []
     if not rows:
         body.append("<p>No committed runs in this warehouse.</p>")
     else:
-        cells = [[("<td>%s</td>" % link(run_href(v), v)) if c == "run_id" else cell(v) for c, v in zip(columns, r)]
-                 for r in rows]
+        cells = [[_run_cell(c, v) for c, v in zip(columns, r)] for r in rows]
         body.append(table(columns, cells, "runs"))
         body.append("<h2>Compare two runs</h2>" + compare_form([r[columns.index("run_id")] for r in rows]))
     for rid, problem in sorted(damaged.items()):
