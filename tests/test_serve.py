@@ -229,3 +229,12 @@ def test_every_page_escapes_stored_values(tmp_path):
         assert "<script" not in r.text.lower(), url
     assert statuses == [200, 200, 200, 200, 200, 400]
     assert "alert(&quot;x&quot;)" in client.get(urls[2]).text
+
+
+def test_without_starlette_serve_is_one_usage_line(monkeypatch, store):
+    from laya_cases import UsageError
+    from laya_cases.serve import create_app
+
+    monkeypatch.setitem(sys.modules, "starlette", None)        # as if the serve extra were not installed
+    with pytest.raises(UsageError, match=r"pip install 'laya-cases\[serve\]'"):
+        create_app(store)
