@@ -114,3 +114,23 @@ def test_out_never_into_the_warehouse(wh):
     for statement in ("COPY (FROM cases) TO 'x.csv'", "CREATE TABLE t AS FROM cases"):
         refused = invoke("sql", statement, "-w", wh, "--format", "csv", "--out", "y.csv")
         assert refused.exit_code == 2 and "read-only" in refused.stderr
+
+
+# ---------------------------------------------------------------------------- memory limit and spilling
+def test_memory_limit_and_spill_directory(wh, monkeypatch, tmp_path):
+    setting = "SELECT current_setting('memory_limit') AS m, current_setting('temp_directory') AS t"
+    monkeypatch.setenv("LAYA_CASES_MEMORY_LIMIT", "300MiB")
+    monkeypatch.setenv("LAYA_CASES_TEMP_DIR", str(tmp_path / "spill"))
+    rows = json.loads(invoke("sql", setting, "-w", wh, "--format", "json").stdout)
+    assert rows == [{"m": "300.0 MiB", "t": str(tmp_path / "spill")}]
+    con = Warehouse(wh).connect()                          # works within the limit (spilling if it must)
+    assert con.execute("SELECT count(*), sum(x) FROM (SELECT x FROM range(3000000) t(x) ORDER BY random())"
+                       ).fetchall() == [(3000000, 4499998500000)]
+    monkeypatch.delenv("LAYA_CASES_TEMP_DIR")
+    default = json.loads(invoke("sql", setting, "-w", wh, "--format", "json").stdout)[0]["t"]
+    assert default.endswith("/%d" % __import__("os").getpid()) and "laya-cases-" in default
+    for bad in ("lots", "12 parsecs", "-1GB"):
+        monkeypatch.setenv("LAYA_CASES_MEMORY_LIMIT", bad)
+        result = invoke("sql", "SELECT 1", "-w", wh)
+        assert result.exit_code == 2 and "LAYA_CASES_MEMORY_LIMIT" in result.stderr
+        assert len(result.stderr.splitlines()) == 1
