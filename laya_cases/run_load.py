@@ -2,8 +2,9 @@
 a run records (laya_cases/run.py; harnesses call them through `run._load_runner`, `run._versions`)."""
 from __future__ import annotations
 
+import functools
 import platform
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import UsageError, shorten
 from . import dataset as D
@@ -14,7 +15,8 @@ from .runners.base import Runner
 _VERSIONED = ("laya-cases", "torch", "transformers", "duckdb", "pyarrow", "numpy", "polars")
 
 
-def _versions() -> Dict[str, Optional[str]]:
+@functools.lru_cache(maxsize=1)
+def _cached_versions() -> Tuple[Tuple[str, Optional[str]], ...]:
     from importlib.metadata import PackageNotFoundError, version
 
     out: Dict[str, Optional[str]] = {"python": platform.python_version()}
@@ -23,7 +25,12 @@ def _versions() -> Dict[str, Optional[str]]:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = None
-    return out
+    return tuple(out.items())
+
+
+def _versions() -> Dict[str, Optional[str]]:
+    """The library versions a run records; looked up once per process (every chunk commit records them)."""
+    return dict(_cached_versions())
 
 
 def _preflight(cls_or_runner: Any, opts: Any, rows: List[D.Row]) -> None:
