@@ -1,0 +1,48 @@
+"""The README's code runs as written: its Python section and its plain-DuckDB query."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import ROOT
+from test_api import home  # noqa: F401  (the two-run warehouse docs/python.md runs on)
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    return README.split("\n## %s\n" % title, 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_python_section_runs_as_written(home, monkeypatch, capsys):  # noqa: F811
+    blocks = re.findall(r"```python\n(.*?)```", _section("Python"), re.S)
+    assert len(blocks) == 1
+    monkeypatch.chdir(home)
+    exec(compile(blocks[0], "README.md (Python)", "exec"), {})     # noqa: S102
+    out = capsys.readouterr().out
+    assert "demo" in out and "other" in out and "language_key" in out
+
+
+def test_the_duckdb_query_gives_the_reports_slices(tmp_path, monkeypatch):
+    import duckdb
+
+    from laya_cases import report as R
+    from laya_cases.ingest import ingest
+    from laya_cases.warehouse import Warehouse
+
+    wh = Warehouse(tmp_path / "warehouse")
+    ingest(wh, str(ROOT / "data" / "support.answers.jsonl"), run_id="minilm",
+           dataset_path=str(ROOT / "data" / "support.jsonl"))
+    sql = re.findall(r"```sql\n(.*?)```", _section("The warehouse, from plain DuckDB"), re.S)[0]
+    monkeypatch.chdir(tmp_path)
+    con = duckdb.connect()
+    create, query = [s for s in sql.split(";") if s.strip()]
+    con.execute(create)
+    got = {lang: (acc, n) for lang, acc, n in con.execute(query).fetchall()}
+    doc = R.build(wh.connect(["minilm"]), "minilm", R.Options(include_cases=False))
+    want = doc["slices"]["language"]
+    assert sorted(got) == sorted(want)
+    for lang, (acc, n) in got.items():
+        assert acc == pytest.approx(want[lang]["choice_accuracy"], abs=1e-15)
+        assert n == doc["extensions"]["slices"]["language"][lang]["choice_accuracy"]["n"]
