@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laya_cases.datasets import massive  # noqa: E402
+from laya_cases.massive import sampler as massive  # noqa: E402
 from laya_cases.run import RunOptions, execute  # noqa: E402
 from laya_cases.runners import registry  # noqa: E402
 from laya_cases.runners.embedding import option_embed_texts  # noqa: E402
@@ -62,7 +63,8 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    records = massive.read_locale(massive.default_dir() / "en-US.jsonl")
+    shared = Path(os.environ.get("LAYA_CASES_SHARED", ROOT.parent / "shared"))
+    records = massive.read_locale(shared / "data" / "massive" / "test" / "en-US.jsonl")
     labels = sorted({r["label"] for r in records})
     head = records[:args.rows]
     runner = registry.load("minilm")

@@ -20,13 +20,13 @@ FORMATS = ("harness",)
 def export_command(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
     format_: str = typer.Option("harness", "--format", metavar="harness", help="harness: the MASSIVE harness "
-                                "document (config, report per language, summary, cases; S7.7)."),
+                                "document (config, report per language, summary, cases)."),
     out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the JSON document; `-`: stdout."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Write a run as a document another tool reads, recomputed from the store.
 
-    --format harness: the per-language harness document (S7.5-S7.7); the harness's own check
+    --format harness: the per-language harness document; the harness's own check
     |mean(correct) - accuracy| < 5e-5 per language runs before anything is written.
 
     \b

@@ -47,14 +47,14 @@ def finish(failures: List[str]) -> None:
 def compare(
     report: str = typer.Argument(..., metavar="RUN", help="The candidate: a report JSON file or a run id."),
     baseline: str = typer.Option(..., "--baseline", metavar="BASE", help="A report JSON (ours or the reference "
-                                 "laya-evals') or a run id; identities must match (S5.7)."),
+                                 "laya-evals') or a run id; identities must match (docs/identity.md)."),
     tolerance: Optional[List[str]] = typer.Option(None, "--tolerance", metavar="METRIC=V",
                                                   help="Allowed absolute drift (repeatable); exact otherwise."),
     gate_policy: Optional[Path] = typer.Option(None, "--gate-policy", metavar="FILE",
-                                               help="Also apply per-slice rules from a JSON policy (S6.5)."),
+                                               help="Also apply per-slice rules from a JSON policy."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Check a run or saved report against a baseline (S6.9).
+    """Check a run or saved report against a baseline.
 
     Writes nothing; prints a delta line for every shared overall metric. Exit 0 when every delta is within
     tolerance (exact by default) and every policy rule passes, 1 otherwise, 2 on a usage error.
@@ -91,7 +91,7 @@ def diff(
     html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the diff as one "
                                             "self-contained HTML file here (docs/html.md)."),
     bootstrap: int = typer.Option(2000, "--bootstrap", metavar="B", help="Bootstrap replicates, 100..100000."),
-    seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (random.Random(seed), S9.5)."),
+    seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (CPython random.Random(seed))."),
     max_flip_rate: Optional[str] = typer.Option(None, "--max-flip-rate", metavar="R",
                                                 help="Fail (exit 1) when more than R of the paired cases flipped."),
     warehouse: Optional[Path] = WAREHOUSE,

@@ -14,7 +14,7 @@ from laya_cases_cli import console
 from laya_cases_cli.app import _App, app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
 
-massive_app = _App(help="MASSIVE intent classification per language (spec S7.1-S7.8): write a sampled "
+massive_app = _App(help="MASSIVE intent classification per language: write a sampled "
                         "dataset, or run the per-language harness.", no_args_is_help=True,
                    add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 app.add_typer(massive_app, name="massive")
@@ -26,7 +26,7 @@ _DATA_HELP = ("Folder of per-locale MASSIVE JSON Lines files (<locale>.jsonl: id
 @massive_app.command("dataset")
 def dataset_command(
     locale: str = typer.Argument(..., metavar="LOCALE", help="MASSIVE locale or code, e.g. en-US, de-DE, de, zh-CN."),
-    rows: Optional[int] = typer.Option(100, "--rows", metavar="N", help="First N rows of the test file (S7.2); "
+    rows: Optional[int] = typer.Option(100, "--rows", metavar="N", help="First N rows of the test file; "
                                        "0 for all."),
     options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included."),
     seed: int = typer.Option(13, "--seed", metavar="S", help="Sampling seed (a fresh random.Random(seed) per locale)."),
@@ -37,14 +37,14 @@ def dataset_command(
     """Write a MASSIVE intent dataset (one choice question per row).
 
     Reads LOCALE's MASSIVE test split and writes --out: each row asks which of K intents the
-    utterance has, the options sampled as the laya harness samples them (S7.1-S7.3); rows carry
+    utterance has, the options sampled as the laya harness samples them; rows carry
     `language` (the short code) and `item_id` (the MASSIVE id).
 
     \b
     Example:
       laya-cases massive dataset de-DE --rows 200 --out massive-de.jsonl --data shared/data/massive/test
     """
-    from laya_cases.datasets import massive
+    from laya_cases.massive import sampler as massive
 
     if rows is not None and rows < 0:
         raise UsageError("--rows must be >= 0, got %d" % rows)
@@ -105,12 +105,12 @@ def run_command(
                                         "checkpoint directory or hub id, or a model for --runner [default: minilm]."),
     langs: str = typer.Option("en", "--langs", metavar="L,L,...|all", help="Languages by short code (en, de, "
                               "zh-CN) or locale (en-US); all: the 51 mteb languages."),
-    per_lang: int = typer.Option(100, "--per-lang", metavar="N", help="First N test rows per language (S7.2)."),
+    per_lang: int = typer.Option(100, "--per-lang", metavar="N", help="First N test rows per language."),
     n_opts: int = typer.Option(20, "--n-opts", metavar="K", help="Options per case, gold included."),
-    seed: int = typer.Option(13, "--seed", metavar="S", help="A fresh random.Random(S) per language (S7.2)."),
+    seed: int = typer.Option(13, "--seed", metavar="S", help="A fresh random.Random(S) per language."),
     data: Optional[Path] = typer.Option(None, "--data", metavar="DIR", help=_DATA_HELP),
     unclamped: bool = typer.Option(False, "--unclamped", help="Laya checkpoints: the raw bucket temperatures "
-                                   "instead of the served, clamped ones (S7.4)."),
+                                   "instead of the served, clamped ones."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name and "
                                          "give it --model as its model."),
@@ -120,12 +120,12 @@ def run_command(
     runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
                                                       help="Extra runner constructor option (repeatable)."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="Rows per runner call "
-                                             "when consecutive rows share their questions (S6.12)."),
+                                             "when consecutive rows share their questions."),
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runner supports."),
     on_error: str = typer.Option("fail", "--on-error", metavar="fail|skip", help="skip: a failed row is an error "
                                  "record and its language reports {\"error\": ...}."),
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the harness document "
-                                            "(config, report, summary, cases; S7.7) here; `-`: to stdout."),
+                                            "(config, report, summary, cases) here; `-`: to stdout."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the per-language "
                                                 "table as Markdown here."),
     warehouse: Optional[Path] = WAREHOUSE,
@@ -179,10 +179,10 @@ def report_command(
                                                 "table as Markdown here."),
     regime: Optional[str] = typer.Option(None, "--regime", metavar="clamped|unclamped", help="Re-derive every "
                                          "number from the stored raw logits under the served (clamped) or raw "
-                                         "(unclamped) temperatures, with no model (Laya checkpoint runs; S7.4)."),
+                                         "(unclamped) temperatures, with no model (Laya checkpoint runs)."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Print a committed run's per-language harness lines and macro line (S7.5, S7.6) from the store.
+    """Print a committed run's per-language harness lines and macro line from the store.
 
     \b
     Examples:

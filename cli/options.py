@@ -44,16 +44,16 @@ _REPORT_PARAMS = [
         "label (repeatable).")),
     ("coverage", Optional[List[float]], typer.Option(
         None, "--coverage", metavar="C", help="Add selective accuracy at coverage C in (0, 1] to extensions "
-        "(repeatable; S9.3).")),
+        "(repeatable).")),
     ("threshold", Optional[List[float]], typer.Option(
         None, "--threshold", metavar="T", help="Add a cut accepting gate confidence >= T to extensions "
-        "(repeatable; S9.3).")),
+        "(repeatable).")),
     ("bootstrap", int, typer.Option(0, "--bootstrap", metavar="B", show_default=False, help="Add 95% percentile "
-                                    "intervals to every published ratio from B row resamples (100-100000; S9.5) "
+                                    "intervals to every published ratio from B row resamples (100-100000) "
                                     "[default: off].")),
     ("seed", int, typer.Option(0, "--seed", metavar="S", help="Seed of the bootstrap's CPython random.Random "
                                "stream.")),
-    ("view", str, typer.Option("text", "--view", metavar="text|table", help="text: the reference's lines (S4.5); "
+    ("view", str, typer.Option("text", "--view", metavar="text|table", help="text: the reference's lines; "
                                "table: readable tables with counts, fitted to the terminal.")),
 ]
 
@@ -61,7 +61,7 @@ _REPORT_PARAMS = [
 _GATE_PARAMS = [
     ("min_accuracy", Optional[str], typer.Option(
         None, "--min-accuracy", metavar="V", help="Fail (exit 1) when choice_accuracy (else noul_accuracy) "
-        "is below V (S6.2).")),
+        "is below V.")),
     ("max_ece", Optional[str], typer.Option(None, "--max-ece", metavar="V", help="Fail when ece is above V.")),
     ("min_pairs", Optional[List[str]], typer.Option(
         None, "--min", metavar="METRIC=V", help="Fail when METRIC is below V, or absent, or NaN (repeatable).")),
@@ -69,11 +69,11 @@ _GATE_PARAMS = [
         None, "--max", metavar="METRIC=V", help="Fail when METRIC is above V, or absent, or NaN (repeatable).")),
     ("baseline", Optional[str], typer.Option(
         None, "--baseline", metavar="BASE", help="Compare overall metrics with BASE, a report JSON (ours or the "
-        "reference laya-evals') or a run id; exact unless --tolerance (S6.4); identities must match (S5.7).")),
+        "reference laya-evals') or a run id; exact unless --tolerance; identities must match (docs/identity.md).")),
     ("tolerance_pairs", Optional[List[str]], typer.Option(
         None, "--tolerance", metavar="METRIC=V", help="Allowed absolute drift from --baseline (repeatable).")),
     ("gate_policy", Optional[Path], typer.Option(
-        None, "--gate-policy", metavar="FILE", help="Per-slice rules from a JSON policy (S6.5), validated "
+        None, "--gate-policy", metavar="FILE", help="Per-slice rules from a JSON policy (docs/metrics.md#gates), validated "
         "before anything runs.")),
 ]
 

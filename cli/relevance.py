@@ -10,8 +10,8 @@ from laya_cases_cli import console
 from laya_cases_cli.app import _App, app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
 
-relevance_app = _App(help="The binary relevance benchmark (spec S8): one run per (model, language), the four "
-                          "S8.9 CSVs, operating points chosen on other runs, and a leaderboard with rank groups.",
+relevance_app = _App(help="The binary relevance benchmark: one run per (model, language), the four "
+                          "lrb CSVs, operating points chosen on other runs, and a leaderboard with rank groups.",
                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 app.add_typer(relevance_app, name="relevance")
 
@@ -52,7 +52,7 @@ def run_command(
     model: str = typer.Option("minilm", "--model", metavar="M", help="minilm (cosine of question and sentence, "
                               "scoring), smollm2 (next-token P(yes), scoring), or a model for --runner."),
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="hf-generate (generative: "
-                                         "verdict parsed, S8.3), hf-causal-yesno, hf-cross-encoder, hf-nli."),
+                                         "verdict parsed), hf-causal-yesno, hf-cross-encoder, hf-nli."),
     name: Optional[str] = typer.Option(None, "--name", metavar="NAME", help="The model's name in the CSVs "
                                        "[default: --model, plus -<runner> with --runner]."),
     langs: Optional[str] = LANGS,
@@ -106,7 +106,7 @@ def export_command(
                                     "matthews_corrcoef, balanced_accuracy, precision, recall, accuracy."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Write leaderboard.csv, aggregates.csv, threshold_sweep.csv and scoring_summary.csv (S8.9).
+    """Write leaderboard.csv, aggregates.csv, threshold_sweep.csv and scoring_summary.csv.
 
     \b
     Examples:

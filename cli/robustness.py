@@ -41,7 +41,7 @@ def robustness_command(
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="As for `run` [default: minilm]."),
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name."),
     seed: int = typer.Option(13, "--seed", metavar="S", help="Variant seed: a fresh random.Random(S) per language "
-                             "(S7.13)."),
+                             "(docs/robustness.md)."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="Rows per call when "
                                              "consecutive presented questions are the same."),
@@ -58,7 +58,7 @@ def robustness_command(
 
     Each case is asked as written, with its options shuffled (option_order) and with its keys
     renamed A, B, ... (label_rename); every answer is a decision row of one run, in canonical
-    option order, linked to its baseline case. The summary (S7.15, S7.16: agreement, probability
+    option order, linked to its baseline case. The summary (agreement, probability
     drift, JS divergence, confidence drift, accuracy and ECE per kind, per language) is SQL over
     those rows; `--run RUN` prints it again from the store. `report RUN` reports the baseline rows.
 

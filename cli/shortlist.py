@@ -18,7 +18,7 @@ from laya_cases_cli.store import emit_report
 @app.command("shortlist")
 @report_options
 def shortlist_command(
-    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset of choice questions (S1, S7.17)."),
+    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset of choice questions."),
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="The decision model, as for `run` "
                                         "[default: minilm]."),
     k: int = typer.Option(20, "--k", metavar="K", help="Labels kept by retrieval (k >= the label count: "
@@ -26,7 +26,7 @@ def shortlist_command(
     embedder: Optional[str] = typer.Option(None, "--embedder", metavar="E", help="Sentence embedder that ranks "
                                            "the labels: minilm or use-multilingual [default: minilm]."),
     tournament: bool = typer.Option(False, "--tournament", help="No retrieval: the decision model answers the "
-                                    "labels in groups of --group-size, winners advance (S7.20)."),
+                                    "labels in groups of --group-size, winners advance."),
     group_size: int = typer.Option(16, "--group-size", metavar="G", help="Tournament group size (>= 2)."),
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runners support."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),

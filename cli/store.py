@@ -19,12 +19,12 @@ from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
 
 
 @app.command()
-def validate(dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines, spec S1)."),
+def validate(dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines)."),
              strict: bool = typer.Option(False, "--strict", help="Also check label types, membership and ranges "
-                                         "and question bodies (S9.6); report every finding.")) -> None:
-    """Check a labelled dataset (spec S1); writes nothing.
+                                         "and question bodies; report every finding.")) -> None:
+    """Check a labelled dataset; writes nothing.
 
-    Prints `<rows> examples, <q> question id(s): <ids>` (S1.6). The first problem is one line naming
+    Prints `<rows> examples, <q> question id(s): <ids>`. The first problem is one line naming
     file:line and field, exit 2; --strict lists every finding.
 
     \b
@@ -120,7 +120,7 @@ def report(
 ) -> None:
     """Print a committed run's metrics; write JSON / Markdown.
 
-    stdout is the reference's text (S4.5), byte for byte what `run` printed; --view table prints
+    stdout is the reference's text, byte for byte what `run` printed; --view table prints
     tables with counts instead (the files are the same either way). A failed gate exits 1.
 
     \b

@@ -144,7 +144,7 @@ LOCALES = ("en-US", "de-DE", "fr-FR", "es-ES")
 @needs_shared_data("massive", "test", "en-US.jsonl")
 def test_real_multilingual_run_matches_polars(tmp_path):
     """MiniLM over 40 parallel MASSIVE items in 4 languages; every number re-derived in polars."""
-    from laya_cases.datasets import massive
+    from laya_cases.massive import sampler as massive
     from laya_cases.run import RunOptions, execute
 
     rows = [r for loc in LOCALES for r in massive.rows(loc, n_rows=40, source=shared_data("massive", "test"))]

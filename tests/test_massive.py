@@ -23,7 +23,7 @@ from helpers import needs_shared_data, shared_data
 from laya_cases import UsageError
 from laya_cases import report as R
 from laya_cases import sql as sqlfiles
-from laya_cases.datasets import massive as sampler
+from laya_cases.massive import sampler
 from laya_cases.massive import data, document, metrics
 from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo

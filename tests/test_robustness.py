@@ -479,7 +479,7 @@ def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(t
     from pathlib import Path
 
     from helpers import shared_data
-    from laya_cases.datasets import massive
+    from laya_cases.massive import sampler as massive
 
     ds = tmp_path / "massive-en.jsonl"
     assert massive.write("en-US", ds, n_rows=200, source=Path(shared_data("massive", "test"))) == 200

@@ -14,7 +14,7 @@ from doubles import ExplodingRunnerDouble, FakeClock, SingleModelDouble, TimedRu
 
 from laya_cases import UsageError
 from laya_cases import report as R
-from laya_cases.datasets import massive
+from laya_cases.massive import sampler as massive
 from laya_cases.run import RunOptions, execute
 from laya_cases.runners import registry
 from laya_cases.warehouse import Warehouse

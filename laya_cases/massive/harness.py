@@ -1,7 +1,7 @@
 """`massive run`: one model over MASSIVE, every language's decisions rows of ONE committed run (S7.1-S7.4).
 
 Per language (a short code, the slice `language`): the whole test split is read (data.py), the
-first `per_lang` rows are sampled exactly as the reference does (laya_cases.datasets.massive:
+first `per_lang` rows are sampled exactly as the reference does (laya_cases.massive.sampler:
 a fresh random.Random(seed) per language, n_opts options, the fixed instruction, option texts), and
 every row carries `item_id` (the MASSIVE id) and its state `{"utterance": text}`. All rows then
 go through the same inference path as `laya-cases run` (laya_cases.run: chunking, timing,
@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 from .. import UsageError
 from .. import dataset as D
 from .. import run as R
-from ..datasets import massive as sampler
+from . import sampler
 from ..record import RecordedRun, RunRecorder
 from ..runners import registry
 from ..warehouse import Warehouse, new_run_id
