@@ -43,18 +43,18 @@ def _with_commits(opts, commits: dict):
 @report_options
 @_injector("commits", _COMMIT_FLAGS, dict)
 def run_command(
-    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines, spec S1)."),
+    dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="minilm, use-multilingual, smollm2, a "
                                         "Laya checkpoint directory or hub id, or a Hugging Face directory for "
                                         "--runner; an unknown one lists the choices. Overrides every row's "
                                         "`model`. [default: minilm; rows keep their `model`]"),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N",
                                              help="Rows per call when consecutive rows share model and "
-                                                  "questions (S6.12); N <= 1: one row per call."),
+                                                  "questions; N <= 1: one row per call."),
     sort_by_length: bool = typer.Option(False, "--sort-by-length", help="Let the runner group similarly "
                                         "long states inside a call (never changes answers or their order)."),
     min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="T",
-                                                   help="Abstention gate in [0, 1] (S6.11): marks answers "
+                                                   help="Abstention gate in [0, 1]: marks answers "
                                                         "passed/abstained/unevaluated; metrics are unchanged."),
     on_error: str = typer.Option("fail", "--on-error", metavar="fail|skip", help="fail: a runner error stops the run (exit 1; "
                                  "chunks already committed stay, for --resume); skip: record the failed rows as "
@@ -68,7 +68,7 @@ def run_command(
     onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help="Score with this exported ONNX graph "
                                         "(laya-cases export-onnx); --model names the tokenizer source [minilm]."),
     unclamped: bool = typer.Option(False, "--unclamped", help="Laya checkpoints: use the raw bucket temperatures "
-                                   "instead of the served, clamped ones (S2.6, S7.4)."),
+                                   "instead of the served, clamped ones."),
     subfolder: Optional[str] = typer.Option(None, "--subfolder", metavar="DIR", help="Laya checkpoints: the checkpoint's "
                                             "subfolder inside the directory or hub repository."),
     runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
@@ -77,7 +77,7 @@ def run_command(
                                                            "parses). Recorded in extensions.run.runner_options."),
     crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
                                                   help="Exit N (3..255) with one line when the runner crashes "
-                                                       "under --on-error fail, instead of 1 and a traceback (S9.7)."),
+                                                       "under --on-error fail, instead of 1 and a traceback."),
     warehouse: Optional[Path] = WAREHOUSE,
     report: ReportRequest = None,
     gate=None,
