@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from laya_cases import UsageError
 from laya_cases.warehouse import Warehouse, resolve_root
@@ -34,7 +35,11 @@ def usage_boundary(fn):
 
 
 class _App(typer.Typer):
-    """typer.Typer whose commands all pass through `usage_boundary`."""
+    """typer.Typer whose commands all pass through `usage_boundary`; `-h` is `--help` everywhere."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("context_settings", {"help_option_names": ["-h", "--help"]})
+        super().__init__(*args, **kwargs)
 
     def command(self, *args, **kwargs):
         register = super().command(*args, **kwargs)
@@ -45,7 +50,19 @@ class _App(typer.Typer):
         return decorator
 
 
+class _Listed(TyperGroup):
+    """The top-level group: `laya-cases --help` lists commands and groups in ORDER (cli/commands.py sets it),
+    the everyday flow first; anything unlisted follows in registration order."""
+
+    ORDER: list = []
+
+    def list_commands(self, ctx) -> list:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: self.ORDER.index(n) if n in self.ORDER else len(self.ORDER))
+
+
 app = _App(
+    cls=_Listed,
     help="laya-cases: every decision a model makes on a labelled dataset is a Parquet row in a "
          "warehouse; every metric is SQL over those rows.\n\n"
          "\b\nA first session:\n"

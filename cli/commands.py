@@ -11,15 +11,9 @@ from laya_cases_cli import robustness  # noqa: F401
 from laya_cases_cli import dataset  # noqa: F401
 from laya_cases_cli import crosslingual  # noqa: F401
 from laya_cases_cli import serve  # noqa: F401
-from laya_cases_cli.app import app
+from laya_cases_cli.app import _Listed
 
-# `laya-cases --help` lists the commands in this order: the everyday flow first, tools last.
-_ORDER = ["run", "ingest", "report", "runs", "sql", "plot", "diff", "compare", "validate", "dataset", "massive",
-          "export-onnx", "gc", "check"]
-
-
-def _name(info) -> str:
-    return info.name or info.callback.__name__.replace("_", "-")
-
-
-app.registered_commands.sort(key=lambda info: _ORDER.index(_name(info)) if _name(info) in _ORDER else len(_ORDER))
+# `laya-cases --help` lists the commands in this order: the everyday flow first, then the benchmarks, tools last.
+_Listed.ORDER = ["run", "ingest", "report", "runs", "sql", "plot", "diff", "compare", "validate", "dataset",
+                 "massive", "crosslingual", "relevance", "robustness", "shortlist", "presentation", "banking77",
+                 "export", "import", "export-onnx", "serve", "gc", "check"]

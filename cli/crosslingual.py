@@ -69,7 +69,7 @@ def markdown(doc: Dict[str, Any], by: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@app.command("crosslingual")
+@app.command("crosslingual", short_help="Cross-lingual consistency of a parallel run.")
 def crosslingual_command(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run over a parallel dataset (rows carry item_id)."),
     by: str = typer.Option("language", "--by", metavar="language|item", help="language: per-language agreement "
@@ -84,7 +84,13 @@ def crosslingual_command(
 ) -> None:
     """Cross-lingual consistency of one run: per item, the share of languages right; the rates of items
     right in every language and in none; per language, agreement of the predicted label with the pivot
-    and accuracy on the items the pivot gets right and wrong (docs/crosslingual.md)."""
+    and accuracy on the items the pivot gets right and wrong (docs/crosslingual.md).
+
+    \b
+    Examples:
+      laya-cases massive run --model minilm --langs en,de,fr --per-lang 50 --data DIR --run-id xl
+      laya-cases crosslingual xl --by item --limit 10
+    """
     from laya_cases import crosslingual as X
 
     if by not in X.BY:

@@ -13,9 +13,12 @@ from laya_cases_cli.app import _App, app, warehouse_of
 from laya_cases_cli.options import WAREHOUSE
 
 dataset_app = _App(help="Hugging Face datasets in and out: write a labelled dataset (JSON Lines) from a datasets "
-                        "dataset or local data files, or save a run's cases as a datasets folder.",
+                        "dataset or local data files, or save a run's cases as a datasets folder (docs/datasets.md).\n\n"
+                        "\b\nExamples:\n"
+                        "  laya-cases dataset from-hf ./saved --split test --state text --label label --out d.jsonl\n"
+                        "  laya-cases dataset to-hf RUN --out cases_hf/",
                    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-app.add_typer(dataset_app, name="dataset")
+app.add_typer(dataset_app, name="dataset", short_help="Hugging Face datasets in and out (from-hf, to-hf).")
 
 
 @dataset_app.command("from-hf")
@@ -53,8 +56,8 @@ def from_hf_command(
 
     \b
     Examples:
-      laya-cases dataset from-hf ./banking77 --split test --state text --label label --qid intent --out b77.jsonl
-      laya-cases dataset from-hf reviews.csv --state review --label stars --type score --out stars.jsonl
+      laya-cases dataset from-hf ./banking77 --split test --state text --label label --out b77.jsonl
+      laya-cases dataset from-hf reviews.csv --state review --label stars --type score --out s.jsonl
     """
     from laya_cases.convert import from_hf
 

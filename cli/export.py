@@ -16,7 +16,7 @@ from laya_cases_cli.options import WAREHOUSE
 FORMATS = ("harness",)
 
 
-@app.command("export")
+@app.command("export", short_help="Write a run as a document another tool reads.")
 def export_command(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
     format_: str = typer.Option("harness", "--format", metavar="harness", help="harness: the MASSIVE harness "
@@ -48,7 +48,7 @@ def export_command(
         console.note("wrote %s" % out)
 
 
-@app.command("import")
+@app.command("import", short_help="Load a harness or laya-evals document as a run.")
 def import_command(
     path: Path = typer.Argument(..., metavar="FILE", help="A harness document (`export --format harness`) or a "
                                 "laya-evals harness report with its cases."),

@@ -78,7 +78,7 @@ def compare(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(short_help="Compare two runs case by case: flips, deltas, McNemar.")
 def diff(
     run_a: str = typer.Argument(..., metavar="RUN_A", help="The reference run (before)."),
     run_b: str = typer.Argument(..., metavar="RUN_B", help="The run compared with it (after)."),

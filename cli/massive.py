@@ -15,9 +15,12 @@ from laya_cases_cli.app import _App, app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
 
 massive_app = _App(help="MASSIVE intent classification per language: write a sampled "
-                        "dataset, or run the per-language harness.", no_args_is_help=True,
+                        "dataset, or run the per-language harness (docs/massive.md).\n\n\b\nExamples:\n"
+                        "  laya-cases massive run --model minilm --langs en,de,fr --per-lang 50 --data DIR\n"
+                        "  laya-cases massive dataset de-DE --rows 200 --out de.jsonl --data DIR",
+                   no_args_is_help=True,
                    add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-app.add_typer(massive_app, name="massive")
+app.add_typer(massive_app, name="massive", short_help="The per-language MASSIVE harness and its datasets.")
 
 _DATA_HELP = ("Folder of per-locale MASSIVE JSON Lines files (<locale>.jsonl: id, text, label), read through "
               "Hugging Face datasets [default: mteb/amazon_massive_intent from the Hub].")
@@ -42,7 +45,7 @@ def dataset_command(
 
     \b
     Example:
-      laya-cases massive dataset de-DE --rows 200 --out massive-de.jsonl --data shared/data/massive/test
+      laya-cases massive dataset de-DE --rows 200 --out de.jsonl --data massive/test
     """
     from laya_cases.massive import sampler as massive
 
@@ -138,8 +141,8 @@ def run_command(
 
     \b
     Examples:
-      laya-cases massive run --model minilm --langs en,de,fr --per-lang 50 --data shared/data/massive/test
-      laya-cases massive run --model path/to/laya-checkpoint --langs all --unclamped --json massive.json
+      laya-cases massive run --model minilm --langs en,de,fr --per-lang 50 --data massive/test
+      laya-cases massive run --model ckpt/ --langs all --unclamped --json massive.json
     """
     from laya_cases.massive import document, harness as H
     from laya_cases.run import RunnerCrash, RunOptions

@@ -34,7 +34,7 @@ def verdict_lines(doc: Dict[str, Any]) -> List[str]:
     return lines
 
 
-@app.command("presentation")
+@app.command("presentation", short_help="Label-free checks of a model's first-slot bias.")
 def presentation_command(
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="A model whose runner exposes raw "
                                         "logits (a Laya checkpoint directory or hub id)."),

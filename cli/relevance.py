@@ -11,9 +11,12 @@ from laya_cases_cli.app import _App, app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
 
 relevance_app = _App(help="The binary relevance benchmark: one run per (model, language), the four "
-                          "lrb CSVs, operating points chosen on other runs, and a leaderboard with rank groups.",
+                          "lrb CSVs, operating points chosen on other runs, and a leaderboard with rank groups "
+                          "(docs/relevance.md).\n\n\b\nExamples:\n"
+                          "  laya-cases relevance run --manifest data/relevance/xquad_r_relevance.json --model minilm\n"
+                          "  laya-cases relevance export --out results/ && laya-cases relevance leaderboard",
                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-app.add_typer(relevance_app, name="relevance")
+app.add_typer(relevance_app, name="relevance", short_help="The binary relevance benchmark: runs, CSVs, ranks.")
 
 DATA = typer.Option(None, "--data", metavar="DIR", help="A folder of <language>.jsonl (or test/<language>.jsonl) "
                     "in the stored xquad_r_relevance layout.")
@@ -77,9 +80,9 @@ def run_command(
 
     \b
     Examples:
-      laya-cases relevance run --manifest data/relevance/xquad_r_relevance.json --model minilm --langs en,de,ar
+      laya-cases relevance run --manifest data/relevance/xquad_r_relevance.json --model minilm
       laya-cases relevance run --data ../shared/data/xquad_r_relevance --model smollm2 --limit 40
-      laya-cases relevance run --data DIR --model smollm2 --runner hf-generate --template data/relevance/prompt.txt
+      laya-cases relevance run --data DIR --model smollm2 --runner hf-generate --template prompt.txt
     """
     from laya_cases.relevance.bench import BenchOptions, run_benchmark
     from laya_cases.run import parse_runner_options

@@ -64,8 +64,8 @@ def robustness_command(
 
     \b
     Examples:
-      laya-cases massive dataset en-US --rows 200 --out massive-en.jsonl --data shared/data/massive/test
-      laya-cases robustness massive-en.jsonl --model minilm --run-id rob-en --json rob-en.json
+      laya-cases massive dataset en-US --rows 200 --out en.jsonl --data shared/data/massive/test
+      laya-cases robustness en.jsonl --model minilm --run-id rob-en --json rob-en.json
       laya-cases robustness --run rob-en --gate-policy robustness-policy.json
     """
     from laya_cases import UsageError

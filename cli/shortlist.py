@@ -15,7 +15,7 @@ from laya_cases_cli.options import WAREHOUSE, report_options
 from laya_cases_cli.store import emit_report
 
 
-@app.command("shortlist")
+@app.command("shortlist", short_help="Retrieve a shortlist, then decide; commit and report.")
 @report_options
 def shortlist_command(
     dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset of choice questions."),
@@ -68,7 +68,7 @@ def shortlist_command(
     emit_report(wh, recorded.run_id, report, options)
 
 
-@app.command("banking77")
+@app.command("banking77", short_help="Write a BANKING77 dataset for `shortlist`.")
 def banking77_command(
     out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the dataset (JSON Lines)."),
     rows: Optional[int] = typer.Option(None, "--rows", metavar="N", help="At most N rows [default: all 3,080]."),

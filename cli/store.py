@@ -166,7 +166,7 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     return doc
 
 
-@app.command()
+@app.command(short_help="Draw a run's plots as PNG: calibration and more.")
 def plot(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
     out: Path = typer.Option(Path("plots"), "--out", metavar="DIR", help="Directory for reliability.png and "
