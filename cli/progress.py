@@ -31,10 +31,11 @@ def count_rows(path: str) -> Optional[int]:
 class RowProgress:
     """rows done / total, rows/s, elapsed, ETA on stderr; every call is a no-op off a terminal."""
 
-    def __init__(self, label: str, total: Optional[int] = None, waiting: Optional[str] = None):
+    def __init__(self, label: str, total: Optional[int] = None, waiting: Optional[str] = None,
+                 enabled: bool = True):
         self.label, self.total = label, total
         self.waiting = waiting                   # shown until set_total (e.g. while a model loads)
-        self.enabled = sys.stderr.isatty()
+        self.enabled = enabled and sys.stderr.isatty()
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   _RateColumn(), TimeElapsedColumn(),
                                   TimeRemainingColumn(), console=Console(stderr=True), transient=True,

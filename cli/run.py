@@ -75,6 +75,10 @@ def run_command(
                                                       help="Extra option for the runner's constructor, e.g. "
                                                            "onnx=model.onnx (repeatable; VALUE is JSON when it "
                                                            "parses). Recorded in extensions.run.runner_options."),
+    limit: Optional[int] = typer.Option(None, "--limit", metavar="N", help="A smoke run: only the first N dataset "
+                                        "rows (recorded in the run's options; its labelled-rows digest differs)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="For scripts: print only the run id on stdout (no "
+                               "report, no progress, no note); files, gates and exit codes as usual."),
     crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
                                                   help="Exit N (3..255) with one line when the runner crashes "
                                                        "under --on-error fail, instead of 1 and a traceback."),
@@ -95,6 +99,7 @@ def run_command(
       laya-cases run data/support.jsonl --slice language
       laya-cases run data/support.jsonl --model use-multilingual --view table
       laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx --run-id int8
+      laya-cases run data/support.jsonl --limit 4 -q       # a smoke run; prints the run id
     """
     from laya_cases_cli.progress import RowProgress
     from laya_cases.run import RunnerCrash, RunOptions, execute
@@ -104,13 +109,14 @@ def run_command(
                                               subfolder=subfolder)
     opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
                       min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
-                      run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
+                      run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner,
+                      limit=limit)
     opts = _with_commits(opts, commits)
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
     try:
-        with RowProgress("run", waiting="loading the model") as bar:
+        with RowProgress("run", waiting="loading the model", enabled=not quiet) as bar:
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
         if crash_exit_code is None:              # like the reference: the traceback, exit 1 (S6.7)
@@ -118,5 +124,8 @@ def run_command(
         console.note("; ".join(filter(None, (str(crash), wh.incomplete_note(crash.run_id)))))
         raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
     # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
-    console.committed(recorded.run_id, wh.root, recorded.n_errors)
-    emit_report(wh, recorded.run_id, report, options, gate=checked)
+    if quiet:
+        console.out(recorded.run_id)
+    else:
+        console.committed(recorded.run_id, wh.root, recorded.n_errors)
+    emit_report(wh, recorded.run_id, report, options, gate=checked, quiet=quiet)

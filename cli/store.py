@@ -137,14 +137,14 @@ def report(
     emit_report(wh, run_id, report, options, gate=checked)
 
 
-def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gate=None) -> dict:
+def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gate=None, quiet: bool = False) -> dict:
     """Build a committed run's report, print it as the reference prints (S4.5) or as tables, write
     JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
     failure exits 1."""
     from laya_cases import report_json
     from laya_cases_cli.progress import StepProgress
 
-    with StepProgress() as bars:            # a bar on a terminal's stderr, gone before anything is printed
+    with StepProgress(quiet=quiet) as bars:   # a bar on a terminal's stderr, gone before anything is printed
         bars.working("report")
         if options.bootstrap:
             options = dataclasses.replace(options, progress=bars.step("bootstrap", "replicates"))
@@ -152,7 +152,7 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     for line in warnings:
         console.note(line)
     failures = judge(gate, doc, wh, options) if gate is not None else []
-    if not request.json_to_stdout:
+    if not (request.json_to_stdout or quiet):
         console.print_report(doc, request.slices, request.view)     # the files are the same for every view
     if request.json_out is not None:            # cases streamed from the store, not from `doc`
         with StepProgress(quiet=request.json_to_stdout and console.stdout_is_terminal()) as bars:

@@ -74,6 +74,7 @@ class RunOptions:
     resume: bool = False                     # --resume: continue the incomplete run `run_id` (resume.py)
     commit_every: Optional[int] = None       # dataset rows between chunk commits [COMMIT_ROWS]; 0: never
     commit_seconds: Optional[float] = None   # seconds between chunk commits [COMMIT_SECONDS]; 0: never
+    limit: Optional[int] = None              # --limit N: a smoke run over the first N kept rows only
 
 
 _RESERVED = ("model", "device", "revision", "batch_size")
@@ -117,6 +118,8 @@ def check_options(opts: RunOptions) -> None:
                          "meanings), got %r" % (opts.crash_exit_code,))
     if opts.run_id is not None:
         validate_run_id(opts.run_id)
+    if opts.limit is not None and (isinstance(opts.limit, bool) or not isinstance(opts.limit, int) or opts.limit < 1):
+        raise UsageError("--limit must be a positive number of rows, got %r" % (opts.limit,))
     RS.check_commit_options(opts)
 
 
@@ -333,7 +336,7 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     check_options(opts)
     run_id = opts.run_id or new_run_id()
     RS.check_state(wh, run_id, opts.resume)
-    rows = D.load(opts.dataset)
+    rows = D.load(opts.dataset)[:opts.limit]          # limit None: every row
     strict.refuse_errors(opts.dataset, rows)          # what `validate --strict` rejects never reaches a model
     recorder = RunRecorder(wh, run_id, opts.dataset,
                            commit_rows=COMMIT_ROWS if opts.commit_every is None else opts.commit_every,

@@ -29,3 +29,32 @@ def test_bare_command_prints_the_help_once_and_exits_0():
     result = _run()
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.count("Usage: laya-cases [OPTIONS] COMMAND") == 1
+
+
+def test_run_limit_and_quiet_make_a_scripted_smoke_run(tmp_path):
+    """`run --limit N -q`: the first N rows only, and stdout is the run id alone (a named test-double
+    runner, so no model loads)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401
+    from doubles import ExplodingRunnerDouble
+    from laya_cases.runners import registry
+    from laya_cases.warehouse import Warehouse
+    from laya_cases_cli.app import app
+
+    registry.register(ExplodingRunnerDouble.name, ExplodingRunnerDouble)
+    body = {"type": "choice", "instructions": "Intent?", "criteria": {"refund": "money back", "other": "else"}}
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"state": "money %d" % i, "questions": {"intent": body},
+                                        "expected": {"intent": "refund"}}) + "\n" for i in range(6)), encoding="utf-8")
+    wh = tmp_path / "wh"
+    args = ["run", str(data), "--model", ExplodingRunnerDouble.name, "-w", str(wh)]
+    result = CliRunner().invoke(app, [*args, "--limit", "3", "-q", "--run-id", "smoke"])
+    assert result.exit_code == 0, result.output
+    assert (result.stdout, result.stderr) == ("smoke\n", "")
+    con = Warehouse(wh).connect(["smoke"])
+    assert con.execute("SELECT count(*), max(row_index) FROM cases").fetchone() == (3, 2)
+    bad = CliRunner().invoke(app, [*args, "--limit", "0"])
+    assert bad.exit_code == 2 and bad.stderr.startswith("laya-cases: --limit must be a positive number of rows")
