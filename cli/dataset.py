@@ -94,3 +94,32 @@ def to_hf_command(
     except OSError as exc:
         raise UsageError("cannot write %r: %s" % (str(out), exc)) from None
     console.out("%d cases of run %s written to %s" % (len(ds), run_id, out))
+
+
+@dataset_app.command("examples")
+def examples_command(
+    out: Path = typer.Option(Path("data"), "--out", metavar="DIR", help="Folder to copy the bundled examples into."),
+    force: bool = typer.Option(False, "--force", help="Replace files that exist (else they are kept)."),
+) -> None:
+    """Copy the small datasets that ship with laya-cases (the help examples' data/support.jsonl, its
+    recorded answers, the presentation states, the relevance prompt and manifest) into DIR.
+
+    \b
+    Example:
+      laya-cases dataset examples && laya-cases run data/support.jsonl
+    """
+    import shutil
+
+    from laya_cases import bundled
+
+    for rel in bundled.names():
+        target = out / rel
+        if target.exists() and not force:
+            console.note("kept %s (exists; --force replaces it)" % target)
+            continue
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(bundled.path(rel), target)
+        except OSError as exc:
+            raise UsageError("cannot write %r: %s" % (str(target), exc)) from None
+        console.out(str(target))

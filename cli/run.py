@@ -16,7 +16,10 @@ from laya_cases_cli.gates import prepare_gate
 from laya_cases_cli.options import WAREHOUSE, _injector, gate_options, report_options
 from laya_cases_cli.store import emit_report
 
-_COMMIT_FLAGS = [
+# Which rows run and when their decisions commit (injected as `rows`).
+_ROW_FLAGS = [
+    ("limit", Optional[int], typer.Option(None, "--limit", metavar="N", help="A smoke run: only the first N dataset "
+                                          "rows (recorded in the run's options; its labelled-rows digest differs).")),
     ("resume", Optional[str], typer.Option(None, "--resume", metavar="ID", help="Continue the incomplete run ID "
                                            "(killed or stopped midway): committed rows are not run again; the "
                                            "dataset, model and options must be the run's own.")),
@@ -29,19 +32,19 @@ _COMMIT_FLAGS = [
 ]
 
 
-def _with_commits(opts, commits: dict):
-    """RunOptions with --resume (the run id), --commit-every and --commit-seconds."""
-    resume = commits["resume"]
+def _with_rows(opts, rows: dict):
+    """RunOptions with --limit, --resume (the run id), --commit-every and --commit-seconds."""
+    resume = rows["resume"]
     if resume is not None and opts.run_id is not None and opts.run_id != resume:
         raise UsageError("--run-id and --resume name different runs; --resume ID alone continues run ID")
-    return dataclasses.replace(opts, run_id=resume or opts.run_id, resume=resume is not None,
-                               commit_every=commits["commit_every"], commit_seconds=commits["commit_seconds"])
+    return dataclasses.replace(opts, run_id=resume or opts.run_id, resume=resume is not None, limit=rows["limit"],
+                               commit_every=rows["commit_every"], commit_seconds=rows["commit_seconds"])
 
 
 @app.command("run")
 @gate_options
 @report_options
-@_injector("commits", _COMMIT_FLAGS, dict)
+@_injector("rows", _ROW_FLAGS, dict)
 def run_command(
     dataset: Path = typer.Argument(..., metavar="DATASET", help="Labelled dataset (JSON Lines)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="M", help="minilm, use-multilingual, smollm2, a "
@@ -75,8 +78,6 @@ def run_command(
                                                       help="Extra option for the runner's constructor, e.g. "
                                                            "onnx=model.onnx (repeatable; VALUE is JSON when it "
                                                            "parses). Recorded in extensions.run.runner_options."),
-    limit: Optional[int] = typer.Option(None, "--limit", metavar="N", help="A smoke run: only the first N dataset "
-                                        "rows (recorded in the run's options; its labelled-rows digest differs)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="For scripts: print only the run id on stdout (no "
                                "report, no progress, no note); files, gates and exit codes as usual."),
     crash_exit_code: Optional[int] = typer.Option(None, "--crash-exit-code", metavar="N",
@@ -85,7 +86,7 @@ def run_command(
     warehouse: Optional[Path] = WAREHOUSE,
     report: ReportRequest = None,
     gate=None,
-    commits=None,
+    rows=None,
 ) -> None:
     """Score a model on a dataset; commit and report the run.
 
@@ -109,9 +110,8 @@ def run_command(
                                               subfolder=subfolder)
     opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
                       min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
-                      run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner,
-                      limit=limit)
-    opts = _with_commits(opts, commits)
+                      run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
+    opts = _with_rows(opts, rows)
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
@@ -119,13 +119,19 @@ def run_command(
         with RowProgress("run", waiting="loading the model", enabled=not quiet) as bar:
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
-        if crash_exit_code is None:              # like the reference: the traceback, exit 1 (S6.7)
-            traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
-        console.note("; ".join(filter(None, (str(crash), wh.incomplete_note(crash.run_id)))))
-        raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)
-    # stdout is exactly what `laya-cases report RUN` prints; where to find the run goes to stderr
+        _crashed(crash, wh, crash_exit_code)
+    # stdout is exactly what `laya-cases report RUN` prints (-q: the run id); where the run went on stderr
     if quiet:
         console.out(recorded.run_id)
     else:
         console.committed(recorded.run_id, wh.root, recorded.n_errors)
     emit_report(wh, recorded.run_id, report, options, gate=checked, quiet=quiet)
+
+
+def _crashed(crash, wh, crash_exit_code: Optional[int]):
+    """A runner crash under --on-error fail: like the reference, the traceback and exit 1 (S6.7); with
+    --crash-exit-code N one line and exit N (S9.7). Committed chunks stay, for --resume."""
+    if crash_exit_code is None:
+        traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
+    console.note("; ".join(filter(None, (str(crash), wh.incomplete_note(crash.run_id)))))
+    raise typer.Exit(1 if crash_exit_code is None else crash_exit_code)

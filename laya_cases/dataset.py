@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import UsageError, jsontext, shorten
+from . import UsageError, bundled, jsontext, shorten
 
 
 @dataclass
@@ -58,7 +58,8 @@ def iter_lines(path: str) -> Iterator[Tuple[int, Any]]:
                     raise UsageError("%s:%d is not valid JSON: %s" % (path, line_no, exc)) from None
                 yield line_no, value
     except (OSError, UnicodeDecodeError, RecursionError) as exc:
-        raise UsageError("%s cannot be read: %s" % (path, exc)) from None
+        hint = bundled.hint(path) if isinstance(exc, FileNotFoundError) else None
+        raise UsageError("%s cannot be read: %s%s" % (path, exc, "; " + hint if hint else "")) from None
 
 
 def check_row(value: Any, where: str) -> Tuple[str, ...]:

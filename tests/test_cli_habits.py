@@ -58,3 +58,24 @@ def test_run_limit_and_quiet_make_a_scripted_smoke_run(tmp_path):
     assert con.execute("SELECT count(*), max(row_index) FROM cases").fetchone() == (3, 2)
     bad = CliRunner().invoke(app, [*args, "--limit", "0"])
     assert bad.exit_code == 2 and bad.stderr.startswith("laya-cases: --limit must be a positive number of rows")
+
+
+def test_the_bundled_examples_ship_and_a_missing_copy_names_them(tmp_path, monkeypatch):
+    """The help examples' dataset is in the package (laya_cases_data): `dataset examples` writes it where
+    the examples expect it, and a missing data/support.jsonl says where the bundled copy is."""
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401
+    from helpers import ROOT
+    from laya_cases import bundled
+    from laya_cases_cli.app import app
+
+    assert {"support.jsonl", "support.answers.jsonl", "presentation_states.json"} <= set(bundled.names())
+    monkeypatch.chdir(tmp_path)
+    missing = CliRunner().invoke(app, ["validate", "data/support.jsonl"])
+    assert missing.exit_code == 2 and "a copy ships with laya-cases: " in missing.stderr
+    written = CliRunner().invoke(app, ["dataset", "examples"])
+    assert written.exit_code == 0 and "data/support.jsonl" in written.stdout.splitlines()
+    assert (tmp_path / "data" / "support.jsonl").read_bytes() == (ROOT / "data" / "support.jsonl").read_bytes()
+    again = CliRunner().invoke(app, ["validate", "data/support.jsonl"])
+    assert again.exit_code == 0 and again.stdout.startswith("16 examples")

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import UsageError
+from .. import UsageError, bundled
 from ..dataset import Row
 from . import FIRST_SLOT, LEVELS, SLOT0, SLOT0_SIZES, SLOT0_TEXTS
 
-STATES = Path(__file__).resolve().parents[2] / "data" / "presentation_states.json"
+STATES = bundled.path("presentation_states.json")
 
 
 def questions(instructions: str) -> Dict[str, Dict[str, Any]]:
