@@ -108,10 +108,10 @@ def run_command(
 
     runner, extra = runner_options_from_flags(runner, runner_option, onnx=onnx, unclamped=unclamped,
                                               subfolder=subfolder)
-    opts = RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, sort_by_length=sort_by_length,
-                      min_confidence=min_confidence, on_error=on_error, device=device, revision=revision,
-                      run_id=run_id, crash_exit_code=crash_exit_code, runner_options=extra, runner=runner)
-    opts = _with_rows(opts, rows)
+    opts = _with_rows(RunOptions(dataset=str(dataset), model=model, batch_size=batch_size, runner=runner,
+                                 sort_by_length=sort_by_length, min_confidence=min_confidence, on_error=on_error,
+                                 device=device, revision=revision, run_id=run_id, crash_exit_code=crash_exit_code,
+                                 runner_options=extra), rows)
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
@@ -120,8 +120,7 @@ def run_command(
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
         _crashed(crash, wh, crash_exit_code)
-    # stdout is exactly what `laya-cases report RUN` prints (-q: the run id); where the run went on stderr
-    if quiet:
+    if quiet:                   # stdout: the run id alone; else the report as `report RUN` prints it
         console.out(recorded.run_id)
     else:
         console.committed(recorded.run_id, wh.root, recorded.n_errors)
