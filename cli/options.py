@@ -53,6 +53,11 @@ _REPORT_PARAMS = [
                                     "[default: off].")),
     ("seed", int, typer.Option(0, "--seed", metavar="S", help="Seed of the bootstrap's CPython random.Random "
                                "stream.")),
+    ("engine", str, typer.Option("duckdb", "--engine", metavar="duckdb|spark", help="Run the metric SQL on "
+                                 "DuckDB (embedded) or Apache Spark (pip install 'laya-cases[spark]'; "
+                                 "docs/scale.md).")),
+    ("spark_master", Optional[str], typer.Option(None, "--spark-master", metavar="URL", help="--engine spark: "
+                                                 "the master [default: $SPARK_REMOTE, else local[*]].")),
     ("view", str, typer.Option("text", "--view", metavar="text|table", help="text: the reference's lines; "
                                "table: readable tables with counts, fitted to the terminal.")),
 ]
@@ -82,7 +87,8 @@ def _report_request(v) -> ReportRequest:
     return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
                          score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
                          thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
-                         view=v["view"], no_cases=bool(v["no_cases"]), html_out=v["html_out"])
+                         view=v["view"], no_cases=bool(v["no_cases"]), html_out=v["html_out"],
+                         engine=v["engine"] or "duckdb", spark_master=v["spark_master"])
 
 
 def _gate_request(v) -> G.GateRequest:

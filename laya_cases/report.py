@@ -58,6 +58,8 @@ class Options:
     bootstrap: int = 0                       # replicates for percentile intervals (S9.5); 0 = none
     seed: int = 0
     level: float = 0.95
+    engine: str = "duckdb"                   # the engine that runs the SQL (laya_cases/engines, docs/scale.md)
+    spark_master: Optional[str] = None       # --engine spark: the master URL [default: $SPARK_REMOTE, local[*]]
     #: called as progress(done, total) while a long report works (bootstrap replicates); None = silent
     progress: Optional[Callable[[int, int], None]] = field(default=None, repr=False, compare=False)
 

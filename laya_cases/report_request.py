@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import duckdb
 
 from . import UsageError
+from . import engines
 from . import report as R
 
 VIEWS = ("text", "table")
@@ -29,6 +30,8 @@ class ReportRequest:
     view: str = "text"
     no_cases: bool = False                   # --no-cases: the JSON's `cases` list left empty
     html_out: Optional[Path] = None          # --html FILE: the self-contained HTML report (laya_cases/html)
+    engine: str = "duckdb"                   # --engine: duckdb or spark (laya_cases/engines, docs/scale.md)
+    spark_master: Optional[str] = None       # --spark-master URL
 
     @property
     def json_to_stdout(self) -> bool:
@@ -42,7 +45,8 @@ class ReportRequest:
         options = R.Options(score_within=[R.check_tolerance(t) for t in self.score_within],
                             coverages=[R.check_coverage(c) for c in self.coverages],
                             thresholds=[R.check_threshold(t) for t in self.thresholds],
-                            include_cases=True, bootstrap=R.check_bootstrap(self.bootstrap), seed=self.seed)
+                            include_cases=True, bootstrap=R.check_bootstrap(self.bootstrap), seed=self.seed,
+                            engine=engines.check_engine(self.engine), spark_master=self.spark_master)
         if self.view not in VIEWS:
             raise UsageError("--view must be text or table, got %r" % self.view)
         return options
@@ -53,7 +57,7 @@ def build_report(wh, run_id: str, options: R.Options, *, with_cases: bool) -> Tu
     only `with_cases` (for the JSON file or a gate that reads it). Raises UsageError."""
     options = dataclasses.replace(options, include_cases=with_cases)
     try:
-        con = wh.connect([run_id])
+        con = engines.connect(wh, [run_id], options.engine, options.spark_master)
         doc = R.build(con, run_id, options)
         return doc, score_within_warnings(con, run_id, doc, options)
     except duckdb.Error as exc:          # a page that does not decode: the footer check cannot see it

@@ -52,13 +52,18 @@ def _bind(name: str, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, Any]] = None):
-    """Run sql/<name>; returns a DuckDB result (fetchall / fetch_arrow_table / pl)."""
+    """Run sql/<name>; returns a DuckDB result (fetchall / fetch_arrow_table / pl), or another engine's
+    (laya_cases/engines: it reads its own override of the file and translates it)."""
+    if hasattr(con, "run_file"):
+        return con.run_file(name, _bind(name, params))
     return con.execute(text(name), _bind(name, params))
 
 
 def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str,
                 params: Optional[Dict[str, Any]] = None) -> None:
     """CREATE TEMP TABLE <table> AS sql/<name>, so later files can read it by name."""
+    if hasattr(con, "materialize_file"):            # another engine (laya_cases/engines)
+        return con.materialize_file(name, table, _bind(name, params))
     con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (quote_ident(table), text(name)), _bind(name, params))
 
 

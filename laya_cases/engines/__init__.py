@@ -1,0 +1,37 @@
+"""The engines that run the SQL library (docs/scale.md).
+
+DuckDB, embedded, is the default. Another engine is a connection object that answers what the
+report code asks of a DuckDB connection -- `execute(sql, params)` returning a result with
+`description` / `fetchall` / `fetchone` / `fetchmany`, and `register` / `unregister` of an Arrow
+table -- plus two calls laya_cases.sql hands whole files to, so the engine can read its override
+of a file (sql/_<engine>/<path>) and translate it:
+
+    run_file(name, params) -> result              sql/<name> as a query
+    materialize_file(name, table, params) -> None  sql/<name> computed once, then readable as `table`
+
+The SQL stays in sql/; an engine holds no metric.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from .. import UsageError
+
+ENGINES = ("duckdb", "spark")
+DEFAULT = "duckdb"
+
+
+def check_engine(name: str) -> str:
+    if name not in ENGINES:
+        raise UsageError("--engine must be one of %s, got %r" % (", ".join(ENGINES), name))
+    return name
+
+
+def connect(wh, run_ids: Optional[List[str]] = None, engine: str = DEFAULT, master: Optional[str] = None,
+            variants: bool = False):
+    """A connection over committed runs: DuckDB's (Warehouse.connect) or a SparkConnection."""
+    if check_engine(engine) == "duckdb":
+        return wh.connect(run_ids, variants)
+    from .spark import SparkConnection, session
+
+    return SparkConnection(session(master), wh, run_ids, variants)

@@ -1,0 +1,42 @@
+-- query: risk_coverage -- the overall risk-coverage curve as the report publishes it, bounded in size
+-- spec: S9.3 (the curve), S3.13 (the cut at coverage c is the first level with accepted >= k,
+--       k = max(1, ceil(c * N)) in binary64), S3.12 (level order)
+-- grain: one row per published level of the overall group, in level order: every level when there
+--        are at most 1,000; otherwise the first level, and the level of the cut at each coverage in
+--        $coverages and at each coverage j/1000 (j = 1..1000, the last level at j = 1000), once each
+-- input: levels
+-- params: coverages (the report's published and asked-for coverages, e.g. [0.5, 0.8])
+-- output: level, confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy
+-- why: nothing in the report may grow with the number of distinct confidences, yet every tie-aware
+--      cut the report publishes must be a point of its curve. The full curve is the `levels` table
+--      (docs/report.md shows the one query that lists it).
+-- engine: spark (overrides sql/pipeline/risk_coverage.sql: Spark has no ASOF JOIN. The cut of each k is
+--         the first level whose `accepted` is >= k; `accepted` grows with the level, so it is the
+--         smallest level at or after k in one ordering of the k values among the levels by accepted)
+WITH lv AS (
+    SELECT level, conf, rows, hits, accepted, cum_hits, N, coverage, risk, selective_accuracy
+    FROM levels WHERE dim = 'overall'
+), total AS (
+    SELECT count(*) AS n_levels, any_value(N) AS N FROM lv
+), ks AS (
+    SELECT DISTINCT greatest(1, CAST(ceil(c * CAST(t.N AS DOUBLE)) AS BIGINT)) AS k
+    FROM total t,
+         (SELECT unnest(CAST($coverages AS DOUBLE[])) AS c
+          UNION ALL SELECT CAST(j AS DOUBLE) / 1000.0 FROM range(1, 1001) r(j)) cs
+    WHERE cs.c > 0.0 AND cs.c <= 1.0
+), marks AS (
+    SELECT accepted AS pos, 0 AS is_k, level FROM lv
+    UNION ALL SELECT k, 1, CAST(NULL AS BIGINT) FROM ks
+), picked AS (
+    SELECT level FROM (
+        SELECT is_k, min(level) OVER (ORDER BY pos, is_k DESC
+                                      ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS level
+        FROM marks) m
+    WHERE is_k = 1 AND level IS NOT NULL
+    UNION SELECT 1
+)
+SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits, lv.coverage, lv.risk,
+       lv.selective_accuracy
+FROM lv, total
+WHERE total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked)
+ORDER BY lv.level
