@@ -101,3 +101,22 @@ def snapshot_tree(root: Path) -> Dict[str, Any]:
             data = path.read_bytes()
             out[rel] = (len(data), hashlib.sha256(data).hexdigest())
     return out
+
+
+def flipped_support_answers(path: Path) -> Path:
+    """data/support.answers.jsonl with every third row's choice answer moved to another option: a second
+    run of the bundled dataset whose flips a diff can show."""
+    lines = []
+    answers = ROOT / "data" / "support.answers.jsonl"
+    for i, line in enumerate(answers.read_text(encoding="utf-8").splitlines()):
+        if not line.strip() or line.startswith("#"):
+            continue
+        row = json.loads(line)
+        if i % 3 == 0:
+            for answer in row["answers"].values():
+                if answer.get("type") == "choice":
+                    options = sorted(answer.get("probabilities") or [answer["choice"]])
+                    answer["choice"] = next((o for o in options if o != answer["choice"]), answer["choice"])
+        lines.append(json.dumps(row))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

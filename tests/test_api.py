@@ -9,28 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, flipped_support_answers
 
 DOC = ROOT / "docs" / "python.md"
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
 DATASET = ROOT / "data" / "support.jsonl"
-
-
-def _other_answers(path: Path) -> Path:
-    """The support answers with every third row's choice answer moved to another option: flips for diff."""
-    lines = []
-    for i, line in enumerate(ANSWERS.read_text(encoding="utf-8").splitlines()):
-        if not line.strip() or line.startswith("#"):
-            continue
-        row = json.loads(line)
-        if i % 3 == 0:
-            for qid, answer in row["answers"].items():
-                if answer.get("type") == "choice":
-                    options = sorted(answer.get("probabilities") or [answer["choice"]])
-                    answer["choice"] = next((o for o in options if o != answer["choice"]), answer["choice"])
-        lines.append(json.dumps(row))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +24,7 @@ def home(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("api")
     wh = Warehouse(base / "warehouse")
     ingest(wh, str(ANSWERS), run_id="demo", dataset_path=str(DATASET))
-    ingest(wh, str(_other_answers(base / "other.answers.jsonl")), run_id="other", dataset_path=str(DATASET))
+    ingest(wh, str(flipped_support_answers(base / "other.answers.jsonl")), run_id="other", dataset_path=str(DATASET))
     return base
 
 

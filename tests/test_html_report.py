@@ -11,27 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from helpers import ROOT, cli, snapshot_tree
+from helpers import ROOT, cli, flipped_support_answers, snapshot_tree
 
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
 DATASET = ROOT / "data" / "support.jsonl"
-
-
-def other_answers(path: Path) -> Path:
-    """The support answers with every third row's choice moved to another option: flips for a diff."""
-    lines = []
-    for i, line in enumerate(ANSWERS.read_text(encoding="utf-8").splitlines()):
-        if not line.strip() or line.startswith("#"):
-            continue
-        row = json.loads(line)
-        if i % 3 == 0:
-            for answer in row["answers"].values():
-                if answer.get("type") == "choice":
-                    options = sorted(answer.get("probabilities") or [answer["choice"]])
-                    answer["choice"] = next((o for o in options if o != answer["choice"]), answer["choice"])
-        lines.append(json.dumps(row))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def make_store(base: Path) -> Path:
@@ -41,7 +24,7 @@ def make_store(base: Path) -> Path:
 
     wh = Warehouse(base / "warehouse")
     ingest(wh, str(ANSWERS), run_id="demo", dataset_path=str(DATASET))
-    ingest(wh, str(other_answers(base / "other.answers.jsonl")), run_id="other", dataset_path=str(DATASET))
+    ingest(wh, str(flipped_support_answers(base / "other.answers.jsonl")), run_id="other", dataset_path=str(DATASET))
     return base / "warehouse"
 
 
