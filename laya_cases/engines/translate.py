@@ -66,8 +66,8 @@ def _expand(tree, table: Dict[str, Tuple[Tuple[str, ...], Any]]):
 
 
 def _portable(tree):
-    """DuckDB's `range(a, b) t(x)` as Spark's range table function (sqlglot's form loses the alias), and
-    a windowed value inside arithmetic in parentheses."""
+    """DuckDB's `range(a, b) t(x)` as Spark's range table function (sqlglot's form loses the alias), a list
+    comprehension as transform(), and a windowed value inside arithmetic in parentheses."""
     exp = _exp()
 
     def one(node):
@@ -76,6 +76,11 @@ def _portable(tree):
             series = node.this
             call = exp.Anonymous(this="range", expressions=[series.args["start"].copy(), series.args["end"].copy()])
             return exp.Table(this=call, alias=node.args.get("alias"))
+        if isinstance(node, exp.Array) and len(node.expressions) == 1 \
+                and isinstance(node.expressions[0], exp.Comprehension) and not node.expressions[0].args.get("condition"):
+            loop = node.expressions[0]              # [f(t) FOR t IN xs] -> transform(xs, t -> f(t))
+            return exp.Anonymous(this="transform", expressions=[
+                loop.args["iterator"].copy(), exp.Lambda(this=loop.this.copy(), expressions=[loop.expression.copy()])])
         if isinstance(node, exp.Window) and isinstance(node.parent, exp.Binary):
             return exp.Paren(this=node.copy())     # Spark reads `OVER o - x` as the window name `o-x`
         return node
