@@ -27,12 +27,11 @@ The run records the checkpoint revision (null for a local directory).
 """
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import questions as Q
-from .base import Capabilities, Runner, RunnerInfo
+from .base import Capabilities, Runner, RunnerInfo, softmax
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 _HUB_PREFIX = "convaiinnovations/"
@@ -46,16 +45,6 @@ def unclamped_temperature(raw: Any) -> float:
 
 def _option_count(body: Dict[str, Any]) -> int:
     return len(Q.option_labels(body))
-
-
-def softmax(logits: List[float], temperature: float) -> List[float]:
-    """S7.4: softmax(z / max(0.001, T)) with max-subtraction, as the Agent decodes."""
-    t = max(0.001, float(temperature))
-    z = [x / t for x in logits]
-    top = max(z)
-    e = [math.exp(x - top) for x in z]
-    total = sum(e)
-    return [x / total for x in e]
 
 
 class _LogitTap:
