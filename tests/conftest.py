@@ -49,6 +49,7 @@ SLOW = {
     "tests/test_strict.py::test_warnings_alone_do_not_fail_and_default_validate_is_unchanged",       # CLI runs
     "tests/test_html_browser.py",                                                  # headless Chromium
     "tests/test_serve.py::test_cli_serve_listens_on_localhost_and_answers",        # a real server process
+    "tests/test_spark.py",                                                         # a Spark JVM (local[2])
 }
 
 
