@@ -119,3 +119,13 @@ def test_parameters_are_bound_as_literals_not_text():
     assert "'a\\' OR \\'1\\'=\\'1'" in out and "CAST('0.1' AS DOUBLE)" in out
     with pytest.raises(ValueError):
         translate.render("spark", tree, {"run_id": "a"})
+
+
+def test_a_spark_failure_is_one_line(spark, tmp_path):
+    from laya_cases import UsageError
+
+    store = Store(tmp_path)
+    run_id = store.ingest(fixture_rows("ties.json"))
+    con = SparkConnection(spark, store.wh, [run_id])
+    with pytest.raises(UsageError, match=r"^spark: \[TABLE_OR_VIEW_NOT_FOUND\]"):
+        con.execute("SELECT * FROM no_such_table")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Dict, List, Optional
 
@@ -47,9 +48,36 @@ def session(master: Optional[str] = None):
         if master.startswith("local"):
             builder = builder.config("spark.sql.shuffle.partitions", _LOCAL_SHUFFLE_PARTITIONS) \
                              .config("spark.ui.enabled", "false")
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:                 # no Java, a master that does not answer, ...
+        raise UsageError("--engine spark could not start a session (%s): %s"
+                         % (remote if remote and not master else master, _first_line(exc))) from None
     _register_udfs(spark)
     return spark
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+@contextmanager
+def _spark_errors():
+    """A Spark failure (analysis or execution) as one line (UsageError) naming Spark's error class."""
+    try:
+        yield
+    except Exception as exc:
+        from pyspark.errors import PySparkException
+
+        if isinstance(exc, PySparkException):
+            raise UsageError("spark: %s" % _first_line(exc)) from None
+        raise
+
+
+def _sql(spark, text: str):
+    with _spark_errors():
+        return spark.sql(text)
 
 
 def _register_udfs(spark) -> None:
@@ -68,7 +96,8 @@ class SparkResult:
 
     def __init__(self, df):
         self.description = [(name, None, None, None, None, None, None) for name in df.columns]
-        self._rows = [tuple(_plain(v) for v in row) for row in df.collect()]
+        with _spark_errors():
+            self._rows = [tuple(_plain(v) for v in row) for row in df.collect()]
         self._at = 0
 
     def fetchall(self) -> List[tuple]:
@@ -148,18 +177,19 @@ class SparkConnection:
     # ------------------------------------------------------------------ what report.py calls
     def execute(self, text: str, params: Optional[Dict[str, Any]] = None) -> SparkResult:
         """One DuckDB statement (report.py's few inline ones), translated and run."""
-        return SparkResult(self.spark.sql(translate.render(ENGINE, translate.tree(ENGINE, text), params or {})))
+        return SparkResult(_sql(self.spark, translate.render(ENGINE, translate.tree(ENGINE, text), params or {})))
 
     def run_file(self, name: str, params: Dict[str, Any]) -> SparkResult:
         return SparkResult(self.frame(name, params))
 
     def frame(self, name: str, params: Dict[str, Any]):
         """sql/<name> (or its sql/_spark/ override) as a Spark DataFrame."""
-        return self.spark.sql(translate.render(ENGINE, translate.file_tree(ENGINE, name), params))
+        return _sql(self.spark, translate.render(ENGINE, translate.file_tree(ENGINE, name), params))
 
     def materialize_file(self, name: str, table: str, params: Dict[str, Any]) -> None:
         """The table computed once (a local checkpoint: later files read it, not its plan)."""
-        self.frame(name, params).localCheckpoint().createOrReplaceTempView(table)
+        with _spark_errors():
+            self.frame(name, params).localCheckpoint().createOrReplaceTempView(table)
 
     def register(self, name: str, table) -> None:
         """An Arrow table as a view (the bootstrap's replicate weights)."""
