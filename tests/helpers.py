@@ -22,6 +22,19 @@ def shared_data(*parts: str) -> Path:
     return SHARED.joinpath("data", *parts)
 
 
+def require_shared_data(*parts: str) -> Path:
+    """Inside a fixture or test: the path of ../shared/data/<parts>; skips with the one-line hint when it
+    is absent (fails under CI=true, like needs_shared_data)."""
+    import pytest
+
+    path = shared_data(*parts)
+    if not path.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but %s is missing: %s" % (path, SHARED_DATA_HINT))
+        pytest.skip(SHARED_DATA_HINT)
+    return path
+
+
 def needs_shared_data(*parts: str):
     """Skip (one line saying how to get it) when ../shared/data/<parts> is absent. Under CI=true the data is
     always beside the clone, so there a missing folder fails the test instead of skipping it."""

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from doubles import choice_answer
-from helpers import needs_shared_data, shared_data
+from helpers import needs_shared_data, require_shared_data, shared_data
 from laya_cases import UsageError
 from laya_cases import report as R
 from laya_cases import sql as sqlfiles
@@ -211,8 +211,7 @@ def test_summary_is_the_mean_of_rounded_values_s7_6():
 @pytest.fixture(scope="module")
 def harness_store(tmp_path_factory):
     """`massive run` of the scripted runner over en, de, fr (12 rows each, 20 options): one run."""
-    if not MASSIVE.joinpath("en-US.jsonl").exists():
-        pytest.skip("needs ../shared/data/massive/test")
+    require_shared_data("massive", "test", "en-US.jsonl")
     registry.register(ScriptedRunner.name, ScriptedRunner)
     root = tmp_path_factory.mktemp("massive") / "wh"
     out = root.parent / "doc.json"

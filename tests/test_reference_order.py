@@ -68,7 +68,7 @@ def test_compare_reference_doc_verdict_is_the_same_without_laya(tmp_path: Path):
     env = {**os.environ, "LAYA_CASES_WAREHOUSE": "wh", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     inputs = GOLDEN / "inputs"
     proc = _cli(["ingest", str(inputs / "support.answers.jsonl"), "--run-id", "support",
-                 "--dataset", str(ROOT / "data" / "support.jsonl")], tmp_path, env, block=False)
+                 "--dataset", str(inputs / "support.jsonl")], tmp_path, env, block=False)
     assert proc.returncode == 0, proc.stderr
     args = ["compare", "support", "--baseline", str(inputs / "support.laya_evals.json")]
     blocked = _cli(args, tmp_path, env, block=True)
