@@ -13,9 +13,19 @@ The SQL stays in sql/; an engine holds no metric.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Protocol
 
 from .. import UsageError
+
+class Engine(Protocol):
+    """What an engine other than DuckDB implements (laya_cases.engines.spark.SparkConnection)."""
+
+    def execute(self, sql: str, params: Optional[Dict[str, Any]] = None) -> Any: ...
+    def run_file(self, name: str, params: Dict[str, Any]) -> Any: ...
+    def materialize_file(self, name: str, table: str, params: Dict[str, Any]) -> None: ...
+    def register(self, name: str, table: Any) -> None: ...
+    def unregister(self, name: str) -> None: ...
+
 
 ENGINES = ("duckdb", "spark")
 DEFAULT = "duckdb"
