@@ -46,6 +46,21 @@ def _aligned(probs: Any, options: List[str]) -> Optional[List[Optional[float]]]:
     return [v if type(v) is float else _num(v) for v in map(probs.get, options)]
 
 
+def body_facts(raw_body: Any) -> tuple:
+    """(options, option_texts, instructions, question_type) of one question body."""
+    body = raw_body if isinstance(raw_body, dict) else {}
+    return (questions.option_labels(body), questions.option_texts(body), questions.instructions_text(body),
+            None if body.get("type") is None else str(body.get("type")))
+
+
+def case_digest(row: Row, qid: str, body_json: Optional[str] = None) -> str:
+    """blake2b-80 of `<state JSON> NUL <qid> NUL <question body JSON>` (before repeat numbering)."""
+    if body_json is None:
+        body_json = _json(row.questions.get(qid))
+    key = "%s\x00%s\x00%s" % (_json(row.state), qid, body_json)
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
 class DecisionBuffer:
     """Accumulates decision rows column-wise and hands them out as Arrow record batches."""
 
@@ -61,10 +76,10 @@ class DecisionBuffer:
         return len(self._cols["row_index"])
 
     def _case_id(self, row: Row, qid: str, body_json: Optional[str] = None) -> str:
-        if body_json is None:
-            body_json = _json(row.questions.get(qid))
-        key = "%s\x00%s\x00%s" % (_json(row.state), qid, body_json)
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+        return self._number(case_digest(row, qid, body_json))
+
+    def _number(self, digest: str) -> str:
+        """The n-th case with this digest in the run is `<digest>#<n>` (the first is the bare digest)."""
         n = self._seen.get(digest, 0) + 1
         self._seen[digest] = n
         return digest if n == 1 else "%s#%d" % (digest, n)
@@ -72,9 +87,12 @@ class DecisionBuffer:
     def _append(self, values: Dict[str, Any]) -> None:
         combo = (values.get("language_key"), values.get("model_key"), values.get("qid"),
                  tuple(values.get("tags") or ()), values.get("answer_type"), values.get("correct"))
-        values["slice_set"] = self._slice_sets.setdefault(combo, len(self._slice_sets))
+        values["slice_set"] = self._slice_set(combo)
         for name, column in self._cols.items():
             column.append(values.get(name))
+
+    def _slice_set(self, combo: tuple) -> Optional[int]:
+        return self._slice_sets.setdefault(combo, len(self._slice_sets))
 
     def _row_facts(self, row: Row, model: Any, call: Dict[str, Any]) -> Dict[str, Any]:
         return {
@@ -98,10 +116,7 @@ class DecisionBuffer:
         body_json = _json(raw_body)
         facts = self._bodies.get(body_json)
         if facts is None:                        # render each distinct question body once
-            body = raw_body if isinstance(raw_body, dict) else {}
-            facts = (questions.option_labels(body), questions.option_texts(body),
-                     questions.instructions_text(body),
-                     None if body.get("type") is None else str(body.get("type")))
+            facts = body_facts(raw_body)
             if len(self._bodies) > 4096:
                 self._bodies.clear()
             self._bodies[body_json] = facts

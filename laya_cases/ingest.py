@@ -61,9 +61,25 @@ def _record_row(recorder: RunRecorder, row: D.Row) -> None:
 
 def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
            dataset_path: Optional[str] = None,
-           progress: Optional[Callable[[int], None]] = None) -> RecordedRun:
-    """Commit the answers file as a run of kind `ingest`; `--dataset` pins its rows and bytes."""
-    recorder = RunRecorder(wh, new_run_id() if run_id is None else run_id, answers_path)  # '' is invalid
+           progress: Optional[Callable[[int], None]] = None, bulk: bool = True) -> RecordedRun:
+    """Commit the answers file as a run of kind `ingest`; `--dataset` pins its rows and bytes.
+
+    Without `--dataset`, canonical lines are read column-wise (ingest_bulk.py); the stored rows are
+    the same as the per-row path's (tests/test_ingest_bulk.py compares them cell by cell)."""
+    run_id = new_run_id() if run_id is None else run_id
+    if dataset_path is None and bulk:
+        from .ingest_bulk import BulkIngest, Fallback
+
+        recorder = RunRecorder(wh, run_id, answers_path)
+        try:
+            with recorder.staging():
+                BulkIngest(recorder, answers_path, _record_row).run(progress)
+                return recorder.commit(kind="ingest", dataset=answers_path, dataset_sha256=None,
+                                       runner="recorded", config={},
+                                       settings={"answers": answers_path, "python": platform.python_version()})
+        except Fallback:
+            pass                           # read again from the first line by the per-row path
+    recorder = RunRecorder(wh, run_id, answers_path)  # '' is invalid
     reference_rows: Optional[Iterator[D.Row]] = iter(D.iter_rows(dataset_path)) if dataset_path else None
     dataset_sha = I.file_sha256(dataset_path) if dataset_path else None
     with recorder.staging():
