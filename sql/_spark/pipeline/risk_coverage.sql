@@ -12,7 +12,8 @@
 --      (docs/report.md shows the one query that lists it).
 -- engine: spark (overrides sql/pipeline/risk_coverage.sql: Spark has no ASOF JOIN. The cut of each k is
 --         the first level whose `accepted` is >= k; `accepted` grows with the level, so it is the
---         smallest level at or after k in one ordering of the k values among the levels by accepted)
+--         smallest level at or after k in one ordering of the k values among the levels by accepted;
+--         the frame runs from the end, as Spark recomputes an UNBOUNDED FOLLOWING frame at every row)
 WITH lv AS (
     SELECT level, conf, rows, hits, accepted, cum_hits, N, coverage, risk, selective_accuracy
     FROM levels WHERE dim = 'overall'
@@ -29,8 +30,8 @@ WITH lv AS (
     UNION ALL SELECT k, 1, CAST(NULL AS BIGINT) FROM ks
 ), picked AS (
     SELECT level FROM (
-        SELECT is_k, min(level) OVER (ORDER BY pos, is_k DESC
-                                      ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS level
+        SELECT is_k, min(level) OVER (ORDER BY pos DESC, is_k
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS level
         FROM marks) m
     WHERE is_k = 1 AND level IS NOT NULL
     UNION SELECT 1
