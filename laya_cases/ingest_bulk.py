@@ -25,7 +25,7 @@ from .ingest_columns import build
 from .ingest_template import Captures, Template, Unsupported
 from .record import FLUSH_EVERY, RunRecorder
 
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
 MAX_TEMPLATES = 64
 SAMPLE = 256                  # lines whose shapes pick the next template to learn
 _ESC = [("\\", "\\\\"), ("|", "\\|"), (",", "\\,")]
@@ -104,10 +104,13 @@ class BulkIngest:
             if self.index == 0:
                 raise UsageError("%s contains no examples" % self.path)
             self._write()
-        finally:
+        except BaseException:
             if self.writing is not None:     # the staging area is not left while a batch is being written
-                self.writing.result()
-                self.writer.shutdown()
+                self.writer.shutdown(wait=True)
+            raise
+        if self.writing is not None:
+            self.writing.result()
+            self.writer.shutdown()
 
     def _match(self, lines: pa.Array) -> List[Tuple[Template, np.ndarray, Any]]:
         """(template, line positions, captures) for each template that read lines."""
