@@ -136,7 +136,10 @@ class BulkIngest:
     def _read(self, template: Template, lines: pa.Array, todo: np.ndarray, found: list) -> np.ndarray:
         """Read the lines at `todo` the template matches (appended to `found`); the positions left."""
         sub = lines if len(todo) == len(lines) else lines.take(pa.array(todo))
-        caps = Captures(template, self._duck(template, sub))
+        try:
+            caps = Captures(template, self._duck(template, sub))
+        except Unsupported:
+            return todo
         ok = caps.ok(sub)
         if not ok.any():
             return todo
@@ -153,7 +156,10 @@ class BulkIngest:
             return relation.query("lines", template.sql % "from_json(line, %s)" % template.structure).to_arrow_table()
         except duckdb.Error:                 # a line that is not JSON: only valid lines are parsed
             sql = "CASE WHEN json_valid(line) THEN from_json(line, %s) END" % template.structure
-            return relation.query("lines", template.sql % sql).to_arrow_table()
+            try:
+                return relation.query("lines", template.sql % sql).to_arrow_table()
+            except duckdb.Error:
+                raise Unsupported("duckdb") from None     # these lines go through the per-row path
 
     def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
         """A template for the commonest shape among a sample of the lines left (None: no shape repeats)."""

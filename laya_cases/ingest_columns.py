@@ -94,8 +94,8 @@ def _row_columns(r: _Reader, root: Dict[str, Node], line_no: pa.Array, row_index
             r.cap.t.nonnegative.append(latency.leaf)
     else:
         raise Unsupported("latency_ms")
-    answers = root["answers"]
-    if not isinstance(answers.children, dict):
+    answers = root.get("answers")
+    if answers is None or not isinstance(answers.children, dict):
         raise Unsupported("answers")
     return {"row_index": row_index, "line_no": line_no, "language": language, "language_key": language_key,
             "model": model, "model_key": model_key, "tags": _tags(r, root.get("tags")),

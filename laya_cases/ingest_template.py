@@ -100,7 +100,10 @@ class Template:
         self.value_leaves: List[int] = []
         self.nonnegative: List[int] = []
         from . import ingest_columns
-        ingest_columns.check(self)           # raises Unsupported for shapes it does not read
+        try:
+            ingest_columns.check(self)       # raises Unsupported for shapes it does not read
+        except (KeyError, TypeError, ValueError, AttributeError, pa.ArrowException):
+            raise Unsupported("shape") from None     # anything else unforeseen: the per-row path reads it
 
     def _walk(self, value: Any, lit: bool, path: Tuple[Any, ...], sql: str) -> Node:
         lit = lit or path[:1] == ("questions",) or (len(path) == 3 and path[0] == "answers" and path[2] == "type")
@@ -227,7 +230,7 @@ class Captures:
         good = pc.fill_null(pc.equal(self.text(self.t.root.parts), lines), False)
         for leaf, kind in enumerate(self.t.kinds):   # an int the per-row path reads as float exactly
             if kind == "int":
-                small = pc.less(pc.abs_checked(self.col[leaf]), 10 ** 15)
+                small = pc.and_(pc.less(self.col[leaf], 10 ** 15), pc.greater(self.col[leaf], -10 ** 15))
                 good = pc.and_(good, pc.fill_null(small, False))
         for leaf in self.t.nonnegative:
             good = pc.and_(good, pc.fill_null(pc.greater_equal(self.num(leaf), 0.0), False))

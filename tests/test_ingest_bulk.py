@@ -269,7 +269,8 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("bad", ["noul", "score", "latency", "missing", "json", "tags", "utf8", "cr"])
+@pytest.mark.parametrize("bad", ["noul", "score", "latency", "missing", "json", "tags", "utf8", "cr", "no-answers",
+                                 "answers-list", "int64-min"])
 def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad):
     rng = random.Random(11)
     good = [json.dumps(_row(rng, i), ensure_ascii=False) for i in range(60)]
@@ -286,6 +287,12 @@ def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad):
         del row["answers"]["urgency"]
     elif bad == "tags":
         row["tags"] = "vip"
+    elif bad == "no-answers":
+        del row["answers"]
+    elif bad == "answers-list":
+        row["answers"] = [1]
+    elif bad == "int64-min":                  # a template int leaf holding -2**63 (then a bad latency)
+        row["expected"]["urgency"], row["latency_ms"] = -2 ** 63, -2
     line = json.dumps(row, ensure_ascii=False) if bad != "json" else '{"state": "s", "questions": '
     data = ("\n".join(good[:40] + [line] + good[40:]) + "\n").encode("utf-8")
     if bad == "utf8":
