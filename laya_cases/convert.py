@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import UsageError, shorten
+from .hub import reachable
 from .convert_labels import TYPES, question
 
 _FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
@@ -85,6 +86,9 @@ def load_source(name_or_path: str, split: Optional[str] = None, config: Optional
             return datasets.load_dataset(builder, data_files={split_name: str(path)}, split=split_name, **kwargs)
         if not path.exists() and (name_or_path.startswith((".", "/", "~")) or path.suffix.lower() in _FILE_BUILDERS):
             raise UsageError("%s: no such file or folder" % name_or_path)       # a Hub name is owner/name
+        if not reachable():
+            raise UsageError("%s: not a local file or folder, and the Hugging Face Hub is not reachable "
+                             "(no network)" % name_or_path)
         return _pick_split(datasets.load_dataset(name_or_path, config, split=split), split, name_or_path)
     except UsageError:
         raise

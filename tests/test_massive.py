@@ -104,7 +104,7 @@ def test_language_codes_are_the_references_short_codes():
 
 def test_without_data_or_network_one_line_exit_2(tmp_path, monkeypatch):
     """No --data and no Hub: one line naming --data, exit 2, nothing written (no checkout path is tried)."""
-    monkeypatch.setattr(data, "_hub_reachable", lambda: False)
+    monkeypatch.setattr(data.hub, "reachable", lambda: False)
     wh = tmp_path / "wh"
     res = _invoke("massive", "run", "--model", ScriptedRunner.name, "--langs", "en", "-w", str(wh))
     assert res.exit_code == 2 and not wh.exists()

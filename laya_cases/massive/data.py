@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import UsageError, shorten
+from .. import UsageError, hub, shorten
 
 HUB_DATASET = "mteb/amazon_massive_intent"
 SPLIT = "test"
@@ -139,27 +139,11 @@ def load_hub(code: str) -> Language:
                     "%s/%s:%s" % (HUB_DATASET, code, SPLIT))
 
 
-def _hub_reachable() -> bool:
-    """Offline mode (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE: a cached copy may load), or the Hub's name
-    resolves; checked first so that no network fails at once instead of after retries."""
-    import os
-    import socket
-
-    if any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-           for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
-        return True
-    try:
-        socket.getaddrinfo("huggingface.co", 443)
-        return True
-    except OSError:
-        return False
-
-
 def load(code: str, data: Optional[Path] = None) -> Language:
     """The language's whole test split from `data` (a folder or file), else from the Hub."""
     if data is not None:
         return load_local(Path(data), code)
-    if not _hub_reachable():
+    if not hub.reachable():
         raise UsageError(NO_DATA)
     return load_hub(code)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import UsageError, shorten
+from ..hub import reachable
 
 FORMAT = "laya-cases-relevance-manifest/1"
 QID = "relevant"
@@ -170,7 +171,6 @@ def read_records(lang: Language) -> List[Dict[str, Any]]:
     if lang.path is not None and not lang.path.is_file():
         raise UsageError("language %s: %s does not exist (data root: --data-root or $LAYA_CASES_DATA_ROOT)"
                          % (lang.language, lang.path))
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     import datasets
 
     datasets.utils.logging.disable_progress_bar()
@@ -185,6 +185,8 @@ def read_records(lang: Language) -> List[Dict[str, Any]]:
                 return ds.to_list()
         else:
             hub = lang.hub
+            if not reachable():
+                raise ConnectionError("the Hugging Face Hub is not reachable (no network)")
             ds = datasets.load_dataset(hub["hub"], hub.get("config"), split=hub["split"], revision=hub.get("revision"))
     except Exception as exc:     # a broken file or an unreachable hub id: one line, exit 2
         raise UsageError("language %s: %s cannot be loaded: %s: %s" % (
