@@ -47,10 +47,33 @@ SLOW = {
     "tests/test_reference_order.py::test_last_bit_differences_still_pass_at_tolerance_0_without_laya",  # subprocess
     "tests/test_reference_order.py::test_compare_reference_doc_verdict_is_the_same_without_laya",     # subprocess
     "tests/test_strict.py::test_warnings_alone_do_not_fail_and_default_validate_is_unchanged",       # CLI runs
+    "tests/test_ingest_bulk.py::test_small_blocks_and_flushes_keep_rows_order_and_row_groups",      # ~30 s
+    "tests/test_massive.py::test_metric_block_equals_plain_python_on_random_inputs_with_ties",       # 60 trials
+    "tests/test_bad_input.py",                        # 766 CLI invocations (issue 15's suite), ~20 s
     "tests/test_html_browser.py",                                                  # headless Chromium
     "tests/test_serve.py::test_cli_serve_listens_on_localhost_and_answers",        # a real server process
     "tests/test_spark.py",                                                         # a Spark JVM (local[2])
 }
+
+
+def _memoize_typer_commands() -> None:
+    """typer's CliRunner.invoke rebuilds the whole click command tree from the app on every call (about
+    40 ms with two dozen commands; most of a CLI test's time). The tree depends only on what is
+    registered, so the tests build it once per app and registration state."""
+    import typer.testing
+
+    build, built = typer.testing._get_command, {}
+
+    def cached(app):
+        key = (id(app), len(app.registered_commands), len(app.registered_groups))
+        if key not in built:
+            built[key] = build(app)
+        return built[key]
+
+    typer.testing._get_command = cached
+
+
+_memoize_typer_commands()
 
 
 def pytest_collection_modifyitems(config, items):

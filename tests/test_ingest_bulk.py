@@ -60,7 +60,7 @@ def ingest_both(tmp_path: Path, path: Path, monkeypatch=None) -> int:
 
     ingest_bulk.BulkIngest.run = spy
     try:
-        ingest(wh, str(path), run_id="bulk")
+        ingest(wh, str(path), run_id="bulk", bulk=True)
     finally:
         ingest_bulk.BulkIngest.run = original
     ingest(wh, str(path), run_id="rows", bulk=False)
