@@ -27,6 +27,6 @@ pip=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 # CI (CI=true, root, Debian): also the system Chromium and Playwright, so the browser tests of
 # `laya-cases serve` and the HTML report run there (best effort: without them those tests skip).
 if [ "${1:-}" = "dev" ] && [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  { command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; } \
+  { command -v chromium >/dev/null || { timeout 300 apt-get update -qq && timeout 600 apt-get install -y -qq chromium >/dev/null; }; } \
     && "${pip[@]}" playwright || echo "setup.sh: no browser for the browser tests (they skip)" >&2
 fi
