@@ -59,6 +59,11 @@ def query(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, 
     return con.execute(text(name), _bind(name, params))
 
 
+def count(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, Any]] = None) -> int:
+    """How many rows sql/<name> returns, counted by DuckDB (no rows reach Python)."""
+    return con.execute("SELECT count(*) FROM (%s)" % text(name), _bind(name, params)).fetchone()[0]
+
+
 def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str,
                 params: Optional[Dict[str, Any]] = None) -> None:
     """CREATE TEMP TABLE <table> AS sql/<name>, so later files can read it by name."""

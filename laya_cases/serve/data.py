@@ -84,11 +84,11 @@ class Data:
 
     def cases_page(self, run_id: str, filters: Dict[str, Any], after: Optional[tuple], limit: int):
         """(rows of one page, number of cases passing the filters)."""
-        params = dict(filters, run_id=run_id)
+        params = dict(filters, run_id=run_id, after_row=None, after_qid=None, limit=None)
         con = self.cursor(run_id)
         key = ("count",) + self._stamp(run_id) + tuple(sorted(filters.items()))      # paging re-counts nothing
-        n = self._remember(self._counts, key,
-                           lambda: sqlfiles.query(con, "serve/cases_count.sql", params).fetchone()[0], _COUNTS)
+        n = self._remember(self._counts, key,        # no keyset, no limit: every case the pages walk through
+                           lambda: sqlfiles.count(con, "serve/cases_page.sql", params), _COUNTS)
         params.update(after_row=after[0] if after else None, after_qid=after[1] if after else None, limit=limit)
         return sqlfiles.rows(sqlfiles.query(con, "serve/cases_page.sql", params)), n
 

@@ -3,7 +3,8 @@
 -- grain: one row per case, at most $limit, after the keyset ($after_row, $after_qid)
 -- input: cases
 -- params: run_id, language, model, tag, qid, outcome, min_confidence, max_confidence, after_row, after_qid, limit
---         (every filter null = not applied; outcome: correct, incorrect or unscored)
+--         (every filter null = not applied; outcome: correct, incorrect or unscored; after_row and limit
+--         null: every filtered case, which is how the page's total is counted, sql.count)
 -- output: row_index, qid, language_key, model_key, tags, answer_type, expected_json, predicted,
 --         confidence, correct
 SELECT row_index, qid, language_key, model_key, tags, answer_type, expected_json, predicted, confidence, correct
