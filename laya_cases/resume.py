@@ -42,6 +42,9 @@ def check_commit_options(opts: Any) -> None:
 def check_state(wh, run_id: str, resume: bool) -> None:
     """Before anything loads: a new run's id is free; a resumed run's id names an incomplete run."""
     state = wh.run_state(run_id)
+    if state == "incomplete" and isinstance((run_progress.read_quiet(wh, run_id) or {}).get("shards"), dict):
+        raise UsageError("run id %s is a sharded run in progress in warehouse %s: run a missing shard with "
+                         "--shard I/N --run-id %s" % (shorten(repr(run_id)), wh.root, run_id))
     if state == "complete":
         raise UsageError("run id %s already exists in warehouse %s%s" % (
             shorten(repr(run_id)), wh.root, " and is complete: nothing to resume" if resume else ""))

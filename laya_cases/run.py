@@ -21,7 +21,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import UsageError, shorten
 from . import dataset as D
@@ -75,6 +75,7 @@ class RunOptions:
     commit_every: Optional[int] = None       # dataset rows between chunk commits [COMMIT_ROWS]; 0: never
     commit_seconds: Optional[float] = None   # seconds between chunk commits [COMMIT_SECONDS]; 0: never
     limit: Optional[int] = None              # --limit N: a smoke run over the first N kept rows only
+    shard: Optional[Tuple[int, int]] = None  # --shard I/N: score shard I of N of run `run_id` (shard.py)
 
 
 _RESERVED = ("model", "device", "revision", "batch_size")
@@ -333,6 +334,10 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     `execute(wh, RunOptions(..., run_id=id, resume=True))` finishes it, calling the runner only for
     the rows not committed; a different dataset, model or option is a UsageError naming it.
     """
+    if opts.shard is not None:        # one shard of a run on N hosts or processes (shard.py)
+        from . import shard
+        return shard.execute(wh, opts, runner=runner, clock=clock, progress=progress, on_loaded=on_loaded,
+                             extend_config=extend_config)
     check_options(opts)
     run_id = opts.run_id or new_run_id()
     RS.check_state(wh, run_id, opts.resume)

@@ -28,8 +28,8 @@ from . import UsageError, shorten
 
 FORMAT = "laya-cases-progress/1"
 PROGRESS_FILE = "progress.json"
-_PART = re.compile(r"^part-\d{5,}\.parquet$")
-_PART_OR_TMP = re.compile(r"^part-\d{5,}\.parquet(\.tmp)?$")
+_PART = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet$")          # part-s<I>-<k>: shard I's (shard_store.py)
+_PART_OR_TMP = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet(\.tmp)?$")
 _FIELDS = {"format": str, "run_id": str, "writer": str, "rows_committed": int, "parts": list,
            "slice_set_parts": list, "run": dict, "resume": dict}
 
@@ -118,7 +118,14 @@ def run_row(entry: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def describe(entry: Dict[str, Any]) -> str:
-    """`run 'X' is incomplete: k of N dataset row(s) committed`."""
+    """`run 'X' is incomplete: k of N dataset row(s) committed`; a sharded run's names its missing shards."""
+    from .shard_store import is_sharded, missing
+
+    if is_sharded(entry):
+        left = missing(entry)
+        return "run %r is incomplete: shard%s %s of %d %s missing (%d of %s dataset row(s) committed)" % (
+            entry["run_id"], "s" if len(left) > 1 else "", ", ".join(map(str, left)), entry["shards"]["count"],
+            "are" if len(left) > 1 else "is", entry["rows_committed"], entry["run"].get("n_rows"))
     return "run %r is incomplete: %d of %s dataset row(s) committed" % (
         entry["run_id"], entry["rows_committed"], entry["run"].get("n_rows"))
 
@@ -128,6 +135,9 @@ def resume_hint(wh, run_id: str) -> str:
     entry = read_quiet(wh, run_id)
     head = describe(entry) if entry else "run %r is incomplete" % run_id
     dataset = (entry or {}).get("run", {}).get("dataset") or "DATASET"
+    if entry and isinstance(entry.get("shards"), dict):
+        return "%s; `laya-cases run %s ... --shard I/%d --run-id %s` runs a missing shard" % (
+            head, shorten(dataset), entry["shards"]["count"], run_id)
     return "%s; `laya-cases run %s ... --resume %s` finishes it" % (head, shorten(dataset), run_id)
 
 
@@ -261,6 +271,7 @@ def debris(wh) -> List[Path]:
     """What gc removes besides staging areas and orphan partitions: stray parts of incomplete runs, and
     progress entries of runs that are committed (a writer killed just after its final commit point) or
     without their progress.json (one killed before its first chunk's commit point)."""
+    from .shard_store import live_writers
     from .warehouse import PARTITION, is_run_id
 
     found: List[Path] = []
@@ -277,7 +288,8 @@ def debris(wh) -> List[Path]:
         rid = name[len(PARTITION):]
         path = wh.progress_dir / name
         if name.startswith(PARTITION) and is_run_id(rid) and path.is_dir() and not path.is_symlink() \
-                and (wh.has_run(rid) or not os.path.lexists(wh.progress_file(rid))):
+                and (wh.has_run(rid) or not os.path.lexists(wh.progress_file(rid))) \
+                and (wh.has_run(rid) or not live_writers(wh, path)):      # shards before their first commit
             found.append(path)
     return found
 
