@@ -29,6 +29,9 @@ _ROW_FLAGS = [
     ("commit_seconds", Optional[float], typer.Option(None, "--commit-seconds", metavar="T", help="Also commit "
                                                      "once T seconds have passed since the last commit [default: "
                                                      "300]; 0: never by time.")),
+    ("shard", Optional[str], typer.Option(None, "--shard", metavar="I/N", help="Score only shard I of N (contiguous "
+                                          "rows) into run --run-id; the run is complete once all N are in. Re-running "
+                                          "a shard continues it (docs/scale.md).")),
 ]
 
 
@@ -37,8 +40,15 @@ def _with_rows(opts, rows: dict):
     resume = rows["resume"]
     if resume is not None and opts.run_id is not None and opts.run_id != resume:
         raise UsageError("--run-id and --resume name different runs; --resume ID alone continues run ID")
+    shard = None
+    if rows["shard"] is not None:
+        from laya_cases.shard import parse_shard
+
+        shard = parse_shard(rows["shard"])
+        if not (resume or opts.run_id):
+            raise UsageError("--shard needs --run-id ID: every shard of a run names the same id")
     return dataclasses.replace(opts, run_id=resume or opts.run_id, resume=resume is not None, limit=rows["limit"],
-                               commit_every=rows["commit_every"], commit_seconds=rows["commit_seconds"])
+                               commit_every=rows["commit_every"], commit_seconds=rows["commit_seconds"], shard=shard)
 
 
 @app.command("run")
@@ -120,6 +130,12 @@ def run_command(
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
         _crashed(crash, wh, crash_exit_code)
+    if getattr(recorded, "missing", None):      # a shard, and not the last: the last one reports and gates
+        console.out(recorded.run_id) if quiet else None
+        console.note("committed shard %d/%d of run %s to %s; %s" % (recorded.shard, recorded.count, recorded.run_id,
+                                                                    wh.root, wh.incomplete_note(recorded.run_id)
+                                                                    or "waiting for the other shards"))
+        return
     if quiet:                   # stdout: the run id alone; else the report as `report RUN` prints it
         console.out(recorded.run_id)
     else:
