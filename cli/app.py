@@ -114,13 +114,31 @@ def warehouse_of(option: Optional[Path]) -> Warehouse:
     return wh
 
 
+#: Commands whose own module is the only one imported when they are invoked: `laya-cases runs` starts in
+#: about the time DuckDB's own import takes (bench/startup_bench.py, tests/test_startup.py). Anything else (other
+#: commands, --help, a bare or unknown name) imports every command module through cli/commands.py.
+LIGHT_COMMANDS = {name: "store" for name in ("runs", "sql", "report", "validate", "ingest", "plot", "gc", "check")}
+
+
+def register_commands(argv) -> None:
+    """Register the command `argv` names (its module only, when it is a light one), else all commands."""
+    import importlib
+
+    name = argv[0] if argv and not argv[0].startswith("-") else None
+    if name in LIGHT_COMMANDS:
+        importlib.import_module("laya_cases_cli." + LIGHT_COMMANDS[name])
+        if any((info.name or info.callback.__name__.replace("_", "-")) == name for info in app.registered_commands):
+            return
+    import laya_cases_cli.commands  # noqa: F401  (registers every command module)
+
+
 def main() -> None:
     """Entry point. A usage error from argument parsing is one line and exit 2, like every other."""
     import sys
 
     from typer._click import exceptions as click_errors
 
-    import laya_cases_cli.commands  # noqa: F401  (registers every command module)
+    register_commands(sys.argv[1:])
 
     try:
         code = app(standalone_mode=False, prog_name="laya-cases")   # also under python -m

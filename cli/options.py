@@ -10,7 +10,6 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
-from laya_cases import gates as G
 from laya_cases.report_request import ReportRequest
 
 WAREHOUSE_PARAM = "warehouse"
@@ -91,7 +90,10 @@ def _report_request(v) -> ReportRequest:
                          engine=v["engine"] or "duckdb", spark_master=v["spark_master"])
 
 
-def _gate_request(v) -> G.GateRequest:
+def _gate_request(v):
+    """A laya_cases.gates.GateRequest (imported here: the gates import pyarrow, which `runs` does not need)."""
+    from laya_cases import gates as G
+
     return G.GateRequest(mins=v["min_pairs"] or (), maxs=v["max_pairs"] or (), min_accuracy=v["min_accuracy"],
                          max_ece=v["max_ece"], baseline=v["baseline"], tolerances=v["tolerance_pairs"] or (),
                          policy_path=None if v["gate_policy"] is None else str(v["gate_policy"]))

@@ -14,7 +14,6 @@ from laya_cases import report as R
 from laya_cases.report_request import ReportRequest, build_report
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
-from laya_cases_cli.gates import finish, judge, prepare_gate
 from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
 
 
@@ -67,6 +66,7 @@ def ingest(
       laya-cases ingest data/support.answers.jsonl --dataset data/support.jsonl
     """
     from laya_cases.ingest import ingest as do_ingest
+    from laya_cases_cli.gates import prepare_gate
     from laya_cases_cli.progress import RowProgress, count_rows
 
     wh = warehouse_of(warehouse)
@@ -95,7 +95,7 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
       laya-cases runs --format json
     """
     wh = warehouse_of(warehouse)
-    columns, rows = listing.runs(connect_all(wh))
+    columns, rows = listing.runs(connect_all(wh, functions=False))   # no macros: starts faster (numpy)
     leftovers = wh.leftovers_note()
     if leftovers:                               # dead writers' staging areas: say so, on stderr
         console.note("note: " + leftovers)
@@ -128,6 +128,8 @@ def report(
       laya-cases report demo --slice language --json report.json
       laya-cases report demo --view table --slice language
     """
+    from laya_cases_cli.gates import prepare_gate     # here, not at the top: `runs` needs no gate (pyarrow)
+
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)
@@ -142,6 +144,7 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
     failure exits 1."""
     from laya_cases import report_json
+    from laya_cases_cli.gates import finish, judge
     from laya_cases_cli.progress import StepProgress
 
     with StepProgress(quiet=quiet) as bars:   # a bar on a terminal's stderr, gone before anything is printed
@@ -255,9 +258,9 @@ def sql_command(
         console.write_bytes(listing.result_chunks(con, rel, fmt))
 
 
-def connect_all(wh):
+def connect_all(wh, functions: bool = True):
     """All committed runs; one stderr warning per damaged run left out (`laya-cases check` lists all)."""
-    con = wh.connect()
+    con = wh.connect(functions=functions)
     for rid, problem in sorted(wh.damaged.items()):
         console.note("warning: run %r is damaged and left out: %s" % (rid, problem))
     return con

@@ -6,7 +6,8 @@ The run id is the Hive partition key (`cases/run_id=<id>/`), not a column in the
 """
 from __future__ import annotations
 
-import pyarrow as pa
+# pyarrow is imported when a schema object is first asked for (module __getattr__ below): importing it
+# costs ~0.15 s, and `laya-cases runs`, `sql` and the footer check need only the names and types here.
 
 #: /2 dropped the stored choice_accuracy / noul_accuracy columns: that per-case value is derived from
 #: `correct` and `answer_type` in SQL (sql/macros/accuracy_value.sql), defined once. Runs written as /1
@@ -15,7 +16,13 @@ import pyarrow as pa
 #: read them as null.
 SCHEMA_VERSION = "laya-cases-decision/3"
 
-_S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+#: Column types by their Arrow names (str() of the pyarrow type); arrow_type() and duck_type() resolve them.
+_S, _F, _I, _B = "string", "double", "int64", "bool"
+
+
+def _list(kind: str) -> str:
+    return "list<%s>" % kind
+
 
 #: (name, type, description). Order is the file's column order.
 COLUMNS = [
@@ -28,9 +35,9 @@ COLUMNS = [
     ("qid_pos", _I, "Position of the qid in the row's `expected` (reference case order)."),
     ("question_type", _S, "The question body's declared `type` (choice/score/noul or as written)."),
     ("instructions", _S, "Instructions as the model reads them (non-string: its JSON text, S2.2)."),
-    ("options", pa.list_(_S), "Option keys in canonical order: choice labels, score levels `0`.., "
+    ("options", _list(_S), "Option keys in canonical order: choice labels, score levels `0`.., "
                               "noul `false`,`true`."),
-    ("option_texts", pa.list_(_S), "Rendered option texts the model reads (S2.3)."),
+    ("option_texts", _list(_S), "Rendered option texts the model reads (S2.3)."),
     # the label
     ("expected_json", _S, "The gold label as JSON text, in its original JSON type."),
     ("expected_kind", _S, "string / bool / number / null / other."),
@@ -38,7 +45,7 @@ COLUMNS = [
     ("answer_type", _S, "The answer's own `type`; correctness dispatches on it (S2.9)."),
     ("answer_json", _S, "The raw answer object as JSON text, unmodified."),
     ("predicted", _S, "Predicted value as text: choice label, `true`/`false` (noul >= 0.5), or score."),
-    ("probabilities", pa.list_(_F), "Per-option probability aligned with `options` (null where absent)."),
+    ("probabilities", _list(_F), "Per-option probability aligned with `options` (null where absent)."),
     ("noul_p", _F, "P(true) of a noul answer."),
     ("score_value", _F, "Expected level of a score answer."),
     ("answer_confidence", _F, "The answer's `answer_confidence` field when numeric (S2.5)."),
@@ -55,7 +62,7 @@ COLUMNS = [
     ("language_key", _S, "Slice key: Python str() of the language; null when none (S4.1)."),
     ("model", _S, "The effective model (S4.3) as JSON text (raw value)."),
     ("model_key", _S, "Effective model (S4.3) as slice key; null when none."),
-    ("tags", pa.list_(_S), "Tag slice keys (Python str() of each element)."),
+    ("tags", _list(_S), "Tag slice keys (Python str() of each element)."),
     ("slice_set", _I, "Dense id, within the run, of the case's (language_key, model_key, qid, tags, "
                       "answer_type, correct) combination: the report groups by (slice_set, confidence) "
                       "instead of six columns and a list."),
@@ -77,15 +84,15 @@ COLUMNS = [
     # benchmark columns (/3): harnesses fill them, everything else leaves them null
     ("item_id", _S, "Source item id naming the same item in every language (MASSIVE `id`, relevance "
                     "`source_item_id`): cross-lingual metrics join on it. From the row's `item_id`."),
-    ("logits", pa.list_(_F), "Raw logits per option in canonical order, before temperature (runners "
+    ("logits", _list(_F), "Raw logits per option in canonical order, before temperature (runners "
                              "that expose them): clamped and unclamped regimes re-derive from them."),
     ("temperature_clamped", _F, "The bucket's temperature as the agent serves it (clamped, S2.6)."),
     ("temperature_unclamped", _F, "The bucket's temperature as the checkpoint stores it (S7.4)."),
-    ("slot_order", pa.list_(_I), "Variant: the canonical option index shown at each presented slot (S7.13)."),
-    ("presented_labels", pa.list_(_S), "Variant: the key shown for each canonical option (label_rename), "
+    ("slot_order", _list(_I), "Variant: the canonical option index shown at each presented slot (S7.13)."),
+    ("presented_labels", _list(_S), "Variant: the key shown for each canonical option (label_rename), "
                                        "aligned with `options`."),
-    ("shortlist_labels", pa.list_(_S), "Shortlist: the labels kept, in rank order (S7.18)."),
-    ("shortlist_scores", pa.list_(_F), "Shortlist: their cosine scores; null on pass-through."),
+    ("shortlist_labels", _list(_S), "Shortlist: the labels kept, in rank order (S7.18)."),
+    ("shortlist_scores", _list(_F), "Shortlist: their cosine scores; null on pass-through."),
     ("no_score", _F, "Normalised no score of a scoring model (S8.5)."),
     ("native_score", _F, "The scoring model's native score (logit, cosine, ...) (S8.5)."),
     ("truncated", _B, "A generation that exhausted its token budget (S8.3)."),
@@ -95,8 +102,6 @@ COLUMNS = [
 #: Columns every readable case file has; the ones /3 added are optional (older runs read them as null).
 REQUIRED_COLUMNS = [name for name, _, _ in COLUMNS[:[n for n, _, _ in COLUMNS].index("item_id")]]
 
-DECISION_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in COLUMNS],
-                            metadata={b"schema": SCHEMA_VERSION.encode()})
 
 #: The runs table: one row per committed run.
 RUN_COLUMNS = [
@@ -117,8 +122,41 @@ RUN_COLUMNS = [
     ("config_json", _S, "The report's reference-shaped `config` block (JSON)."),
     ("settings_json", _S, "Run settings and library versions (JSON)."),
 ]
-RUN_SCHEMA = pa.schema([pa.field(name, kind) for name, kind, _ in RUN_COLUMNS])
 
 #: The slice_sets table (slice_sets/run_id=<id>/*.parquet): what each `slice_set` id of a run stands for.
 SLICE_SET_COLUMNS = ["slice_set", "language_key", "model_key", "qid", "tags", "answer_type", "correct"]
-SLICE_SET_SCHEMA = pa.schema([DECISION_SCHEMA.field(name) for name in SLICE_SET_COLUMNS])
+
+
+def arrow_type(kind: str):
+    """The pyarrow type of a type name above ("string", "list<double>", ...)."""
+    import pyarrow as pa
+
+    if kind.startswith("list<"):
+        return pa.list_(arrow_type(kind[5:-1]))
+    return {"string": pa.string(), "double": pa.float64(), "int64": pa.int64(), "bool": pa.bool_()}[kind]
+
+
+def duck_type(kind: str) -> str:
+    """The DuckDB type of a type name above (what a Parquet file of that Arrow type reads as)."""
+    if kind.startswith("list<"):
+        return duck_type(kind[5:-1]) + "[]"
+    return {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "bool": "BOOLEAN"}[kind]
+
+
+def __getattr__(name: str):
+    """DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA: pyarrow schemas, built (and pyarrow imported) on first use;
+    `from laya_cases.schema import DECISION_SCHEMA` works as for a plain constant."""
+    if name not in ("DECISION_SCHEMA", "RUN_SCHEMA", "SLICE_SET_SCHEMA"):    # e.g. the import system's __path__
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    import pyarrow as pa
+
+    if name == "DECISION_SCHEMA":
+        value = pa.schema([pa.field(n, arrow_type(kind)) for n, kind, _ in COLUMNS],
+                          metadata={b"schema": SCHEMA_VERSION.encode()})
+    elif name == "RUN_SCHEMA":
+        value = pa.schema([pa.field(n, arrow_type(kind)) for n, kind, _ in RUN_COLUMNS])
+    else:
+        decision = globals().get("DECISION_SCHEMA") or __getattr__("DECISION_SCHEMA")
+        value = pa.schema([decision.field(n) for n in SLICE_SET_COLUMNS])
+    globals()[name] = value
+    return value

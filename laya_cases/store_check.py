@@ -1,73 +1,134 @@
 """Is a committed run intact? A cheap footer check for every reader, a full one for `laya-cases check`.
 
-Readers (Warehouse.connect / require_run) read only Parquet footers, cached per (path, mtime, size)
-within the process, so a damaged run is left out and named instead of failing every query. `check`
-also decodes every page and compares row counts with the runs table: a run's case files hold
-n_cases + n_errors records plus one record per dataset row without questions (at most n_rows).
+Readers (Warehouse.connect / require_run) read only Parquet footers, through DuckDB (pyarrow is not
+imported on that path: `laya-cases runs` starts in the time of `import duckdb`), cached per (path,
+mtime, size) within the process, so a damaged run is left out and named instead of failing every
+query. `check` also decodes every page and compares row counts with the runs table: a run's case files
+hold n_cases + n_errors records plus one record per dataset row without questions (at most n_rows).
 An incomplete run (run_progress.py) is checked alike: its progress entry must read, and the files it
 lists must hold the counts its run row gives so far.
 """
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-import pyarrow.parquet as pq
+import duckdb
 
 from . import run_progress
-from .schema import REQUIRED_COLUMNS, RUN_SCHEMA, SLICE_SET_SCHEMA
+from .schema import REQUIRED_COLUMNS, RUN_COLUMNS, SLICE_SET_COLUMNS
 
-_FOOTERS: Dict[Tuple[str, int, int], Tuple[pq.FileMetaData, frozenset]] = {}
+_RUN_NAMES = [name for name, _, _ in RUN_COLUMNS]
+#: (path, mtime_ns, size) -> (rows, every name in the file's schema tree, nested ones included)
+_FOOTERS: Dict[Tuple[str, int, int], Tuple[int, frozenset]] = {}
+_PRIVATE: List[duckdb.DuckDBPyConnection] = []     # an in-memory database for callers without a connection
+_LOCK = threading.Lock()
 
 
 class Damage(Exception):
     """One problem of one file: str() is `<path>: <what is wrong>`."""
 
 
-def footer(path: Path, required: List[str]) -> pq.FileMetaData:
-    """The file's Parquet footer, which must name every `required` column; raises Damage."""
+def _cursor(con: Optional[duckdb.DuckDBPyConnection]) -> duckdb.DuckDBPyConnection:
+    """A cursor that reads footers: of the caller's connection (it creates nothing in it) or of a private
+    database opened once per process (opening one costs ~20-50 ms)."""
+    with _LOCK:
+        if con is None:
+            if not _PRIVATE:
+                _PRIVATE.append(duckdb.connect())
+            con = _PRIVATE[0]
+        return con.cursor()
+
+
+def _key(path) -> Tuple[str, int, int]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
         raise Damage("%s: missing" % path) from None
     except OSError as exc:
         raise Damage("%s: %s" % (path, exc.strerror or exc)) from None
-    key = (str(path), st.st_mtime_ns, st.st_size)
+    return (str(path), st.st_mtime_ns, st.st_size)
+
+
+def _read_footers(cur: duckdb.DuckDBPyConnection, paths: List[str]) -> Dict[str, Tuple[int, frozenset]]:
+    """{file name as DuckDB reports it: (rows, names)} of these files, in two queries; raises duckdb.Error
+    when any footer does not read, or UsageError for a path DuckDB cannot take literally."""
+    from .warehouse import _sql_list
+
+    files = _sql_list(paths)
+    rows = dict(cur.execute("SELECT file_name, num_rows FROM parquet_file_metadata(%s)" % files).fetchall())
+    names: Dict[str, set] = {}
+    for name, column in cur.execute("SELECT file_name, name FROM parquet_schema(%s)" % files).fetchall():
+        names.setdefault(name, set()).add(column)
+    return {name: (int(n), frozenset(names.get(name, ()))) for name, n in rows.items()}
+
+
+def prefetch(paths: List[Path], con: Optional[duckdb.DuckDBPyConnection] = None) -> None:
+    """Read the footers of all these files in one batch into the cache; when one of them does not read,
+    nothing is cached here and footer() finds which, file by file."""
+    todo = {}
+    for path in paths:
+        try:
+            key = _key(path)
+        except Damage:
+            continue
+        if key not in _FOOTERS:
+            todo[key[0]] = key
+    if not todo:
+        return
+    try:
+        found = _read_footers(_cursor(con), list(todo))
+    except duckdb.Error:
+        return
+    if set(found) == set(todo):               # DuckDB names each file as given, else footer() reads it alone
+        for name, value in found.items():
+            _FOOTERS[todo[name]] = value
+
+
+def footer(path: Path, required: List[str], con: Optional[duckdb.DuckDBPyConnection] = None) -> int:
+    """The file's row count from its Parquet footer, which must name every `required` column; raises Damage."""
+    key = _key(path)
     cached = _FOOTERS.get(key)
     if cached is None:
         try:
-            meta = pq.read_metadata(str(path))
-            cached = _FOOTERS[key] = (meta, frozenset(meta.schema.to_arrow_schema().names))
-        except Exception as exc:                # noqa: BLE001 -- any unreadable footer is damage
+            cached = _FOOTERS[key] = next(iter(_read_footers(_cursor(con), [str(path)]).values()))
+        except (duckdb.Error, StopIteration) as exc:    # any unreadable footer is damage
             raise Damage("%s: not a readable Parquet file (%s)" % (path, _first_line(exc))) from None
-    meta, names = cached
+    n_rows, names = cached
     missing = [name for name in required if name not in names]
     if missing:
         raise Damage("%s: lacks column(s) %s" % (path, ", ".join(missing[:5])))
-    return meta
+    return n_rows
 
 
-def run_problem(wh, run_id: str) -> Optional[str]:
+def run_files(wh, run_id: str) -> List[Path]:
+    """Every Parquet file a footer check of the run reads."""
+    return ([wh.run_file(run_id)] if wh.has_run(run_id) else []) + list(wh.slice_set_files(run_id)) \
+        + list(wh.case_files(run_id))
+
+
+def run_problem(wh, run_id: str, con: Optional[duckdb.DuckDBPyConnection] = None) -> Optional[str]:
     """The first problem of a committed run's files (footers only), or None when it is readable."""
-    return next(iter(_footer_problems(wh, run_id)), None)
+    return next(iter(_footer_problems(wh, run_id, con)), None)
 
 
-def _footer_problems(wh, run_id: str) -> List[str]:
+def _footer_problems(wh, run_id: str, con: Optional[duckdb.DuckDBPyConnection] = None) -> List[str]:
     problems = []
-    heads = [(p, SLICE_SET_SCHEMA, None) for p in wh.slice_set_files(run_id)]
+    heads = [(p, SLICE_SET_COLUMNS, None) for p in wh.slice_set_files(run_id)]
     if wh.run_state(run_id) == "incomplete":
         try:
             run_progress.read(wh, run_id)
         except run_progress.ProgressError as exc:
             return [str(exc)]
     else:
-        heads.insert(0, (wh.run_file(run_id), RUN_SCHEMA, 1))
-    for path, schema, rows in heads:
+        heads.insert(0, (wh.run_file(run_id), _RUN_NAMES, 1))
+    for path, names, rows in heads:
         try:
-            meta = footer(path, schema.names)
-            if rows is not None and meta.num_rows != rows:
-                problems.append("%s: %d rows, expected %d" % (path, meta.num_rows, rows))
+            n_rows = footer(path, names, con)
+            if rows is not None and n_rows != rows:
+                problems.append("%s: %d rows, expected %d" % (path, n_rows, rows))
         except Damage as exc:
             problems.append(str(exc))
     files = wh.case_files(run_id)
@@ -76,7 +137,7 @@ def _footer_problems(wh, run_id: str) -> List[str]:
         problems.append("%s: %s" % (part, "no case file" if part.is_dir() else "missing (the run's cases partition)"))
     for path in files:
         try:
-            footer(path, REQUIRED_COLUMNS)
+            footer(path, REQUIRED_COLUMNS, con)
         except Damage as exc:
             problems.append(str(exc))
     return problems
@@ -106,6 +167,7 @@ def check(wh) -> List[str]:
 def _count_problems(wh, run_id: str) -> List[str]:
     """Decode every page of the run's files; compare the records with the runs row's counts."""
     import pyarrow.compute as pc                # slow to import (~0.1 s): only `check` needs it
+    import pyarrow.parquet as pq
 
     entry = wh.run_entry(run_id)
     try:

@@ -23,13 +23,12 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import duckdb
-import pyarrow as pa
 
 from . import UsageError, shorten
-from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from . import schema
 
 ENV_VAR = "LAYA_CASES_WAREHOUSE"
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
@@ -185,35 +184,39 @@ class Warehouse:
             raise UsageError(damaged_message(run_id, problem))
         return run_id
 
-    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
+    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False,
+                functions: bool = True) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with views `decisions` (every record), `cases` (records that are cases),
         `errors` (failed calls and missing answers), `runs` and `slice_sets`, over committed runs (all,
         or the ones named; a named incomplete run reads its committed chunks, and its runs row says
         `complete: false` in settings_json). A damaged run is left out of all and noted in `self.damaged`; naming one
         is a UsageError. Named runs (reports, diffs, plots, gates) read a robustness run's baseline
-        rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row."""
+        rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row. Without
+        `functions` the SQL library's macros and lc_exact_total are not defined (`runs` needs none)."""
         from .sql import prepare_connection
-        from .store_check import run_problem
+        from .store_check import prefetch, run_files, run_problem
 
         ids = []
-        for rid in (self.run_ids() if run_ids is None else list(run_ids)):
-            problem = run_problem(self, rid)
+        con = duckdb.connect()                 # reads the footers too (opening a database costs ~20-50 ms)
+        wanted = self.run_ids() if run_ids is None else list(run_ids)
+        prefetch([path for rid in wanted if self.run_state(rid) for path in run_files(self, rid)], con)
+        for rid in wanted:
+            problem = run_problem(self, rid, con)
             if problem and run_ids is not None:
                 raise UsageError(damaged_message(rid, problem))
             if problem:
                 self.damaged[rid] = problem
             else:
                 ids.append(rid)
-        con = duckdb.connect()
-        prepare_connection(con)
+        prepare_connection(con, functions)
         case_files = [str(p.resolve()) for rid in ids for p in self.case_files(rid)]
         # one run (a report): run_id is a constant the planner folds, so its filter costs nothing
         run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else _RUN_ID_OF_FILE
-        _view(con, "decisions", case_files, DECISION_SCHEMA, run_id=run_id, by_name=True)
-        _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids if self.has_run(rid)], RUN_SCHEMA,
+        _view(con, "decisions", case_files, "DECISION_SCHEMA", run_id=run_id, by_name=True)
+        _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids if self.has_run(rid)], "RUN_SCHEMA",
               rows=self._incomplete_rows(ids) if run_ids is not None else None)
         _view(con, "slice_sets", [str(p.resolve()) for rid in ids for p in self.slice_set_files(rid)],
-              SLICE_SET_SCHEMA, run_id=run_id)
+              "SLICE_SET_SCHEMA", run_id=run_id)
         if run_ids is not None and not variants and ids and con.execute(
                 "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0]:
             con.execute("ALTER VIEW decisions RENAME TO decisions_all")
@@ -248,7 +251,7 @@ class Warehouse:
     def leftovers(self) -> Dict[str, List[str]]:
         """What `gc` would remove now (dead writers' staging areas, orphan partitions); removes nothing.
         `laya-cases runs` suggests `gc` when either list is non-empty."""
-        from .store_write import leftovers
+        from .store_leftovers import leftovers       # no pyarrow: `runs` calls this
 
         return leftovers(self)
 
@@ -277,39 +280,41 @@ def damaged_message(run_id: str, problem: str) -> str:
     return "run %r is damaged: %s (see `laya-cases check`)" % (run_id, problem)
 
 
-def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema: pa.Schema, *,
+def _columns(schema_name: str) -> List[Tuple[str, str]]:
+    """(name, type name) of each column of the schema.py table `schema_name`, in file order."""
+    if schema_name == "RUN_SCHEMA":
+        return [(n, kind) for n, kind, _ in schema.RUN_COLUMNS]
+    kinds = {n: kind for n, kind, _ in schema.COLUMNS}
+    return [(n, kinds[n]) for n in (schema.SLICE_SET_COLUMNS if schema_name == "SLICE_SET_SCHEMA" else kinds)]
+
+
+def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema_name: str, *,
           run_id: Optional[str] = None, by_name: bool = False, rows: Optional[List[Dict[str, object]]] = None) -> None:
     """CREATE VIEW name over exactly these files: each path is a literal (glob characters escaped), and
     run_id comes from the file's own partition directory, never from `key=value` parts of the root.
-    `rows` (the runs rows of incomplete runs) are added to the files' rows."""
+    `rows` (the runs rows of incomplete runs) are added to the files' rows. `schema_name` names the
+    table's schema in schema.py; pyarrow is imported only for `rows`."""
+    columns = _columns(schema_name)
     if rows:
-        con.register("_rows_" + name, pa.Table.from_pylist(rows, schema=schema))
+        import pyarrow as pa
+
+        con.register("_rows_" + name, pa.Table.from_pylist(rows, schema=getattr(schema, schema_name)))
         if not files:
             con.execute("CREATE VIEW %s AS SELECT * FROM _rows_%s" % (name, name))
             return
-    if not files:
-        empty = schema.empty_table()
-        if run_id:
-            empty = empty.append_column("run_id", pa.array([], pa.string()))
-        con.register("_empty_" + name, empty)
-        con.execute("CREATE VIEW %s AS SELECT * FROM _empty_%s" % (name, name))
+    if not files:                # no rows, every column typed as a file of the schema reads
+        typed = ['NULL::%s AS "%s"' % (schema.duck_type(kind), n) for n, kind in columns]
+        typed += ["NULL::VARCHAR AS run_id"] if run_id else []
+        con.execute("CREATE VIEW %s AS SELECT %s WHERE false" % (name, ", ".join(typed)))
         return
     extra = ", %s AS run_id" % run_id if run_id else ""
     options = ", union_by_name = true" if by_name else ""
     source = "read_parquet(%s, hive_partitioning = false%s)" % (_sql_list(files), options)
     if by_name:                  # columns a newer schema added read as typed nulls in older runs' files
         have = {r[0] for r in con.execute("DESCRIBE SELECT * FROM %s" % source).fetchall()}
-        extra += "".join(", NULL::%s AS %s" % (_duck_type(f.type), f.name) for f in schema
-                         if f.name not in have)
+        extra += "".join(", NULL::%s AS %s" % (schema.duck_type(kind), n) for n, kind in columns if n not in have)
     more = " UNION ALL BY NAME SELECT * FROM _rows_%s" % name if rows else ""
     con.execute("CREATE VIEW %s AS SELECT *%s FROM %s%s" % (name, extra, source, more))
-
-
-def _duck_type(arrow_type: pa.DataType) -> str:
-    if pa.types.is_list(arrow_type):
-        return _duck_type(arrow_type.value_type) + "[]"
-    return {pa.string(): "VARCHAR", pa.float64(): "DOUBLE", pa.int64(): "BIGINT",
-            pa.bool_(): "BOOLEAN"}[arrow_type]
 
 
 def _glob_literal(path: str) -> str:
