@@ -53,6 +53,9 @@ SLOW = {
     "tests/test_html_browser.py",                                                  # headless Chromium
     "tests/test_serve.py::test_cli_serve_listens_on_localhost_and_answers",        # a real server process
     "tests/test_spark.py",                                                         # a Spark JVM (local[2])
+    "tests/test_shard.py::test_four_concurrent_shard_processes_equal_the_unsharded_run",   # 5 processes
+    "tests/test_shard.py::test_the_default_model_sharded_equals_unsharded",               # minilm
+    "tests/test_shard.py::test_more_shards_than_rows_leaves_some_empty",                  # 8 shards, ~4 s
 }
 
 
