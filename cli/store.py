@@ -114,6 +114,8 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
 @report_options
 def report(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
+    allow_partial: bool = typer.Option(False, "--allow-partial", help="Judge the gates of an incomplete run (a "
+                                       "sharded run with shards missing) on its committed rows, saying so."),
     warehouse: Optional[Path] = WAREHOUSE,
     report: ReportRequest = None,
     gate=None,
@@ -133,9 +135,13 @@ def report(
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)
-    wh.require_run(run_id, incomplete=checked is None)      # a gate refuses an incomplete run
+    if checked is not None and not allow_partial and wh.run_state(run_id) == "incomplete":
+        raise UsageError("%s; a gate needs a complete run (--allow-partial judges the committed rows)"
+                         % wh.incomplete_note(run_id))
+    wh.require_run(run_id, incomplete=checked is None or allow_partial)   # a gate refuses an incomplete run
     if wh.incomplete_note(run_id):
-        console.note("note: %s; this report covers the committed rows only" % wh.incomplete_note(run_id))
+        console.note("note: %s; this report covers the committed rows only%s" % (
+            wh.incomplete_note(run_id), "; gates judged on them (--allow-partial)" if checked is not None else ""))
     emit_report(wh, run_id, report, options, gate=checked)
 
 
