@@ -66,6 +66,15 @@ def new_run_id() -> str:
 
 
 class Warehouse:
+    def __new__(cls, root: Path | str = "warehouse"):
+        """s3://..., delta+file://... name Delta Lake tables (laya_cases/objstore, docs/scale.md)."""
+        from .objstore.url import is_url
+
+        if cls is Warehouse and is_url(str(root)):
+            from .objstore.warehouse import DeltaWarehouse
+            return super().__new__(DeltaWarehouse)
+        return super().__new__(cls)
+
     def __init__(self, root: Path | str):
         self.root = Path(root)
         self.cases_dir = self.root / "cases"
