@@ -130,17 +130,24 @@ def run_command(
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
         _crashed(crash, wh, crash_exit_code)
-    if getattr(recorded, "missing", None):      # a shard, and not the last: the last one reports and gates
-        console.out(recorded.run_id) if quiet else None
-        console.note("committed shard %d/%d of run %s to %s; %s" % (recorded.shard, recorded.count, recorded.run_id,
-                                                                    wh.root, wh.incomplete_note(recorded.run_id)
-                                                                    or "waiting for the other shards"))
-        return
-    if quiet:                   # stdout: the run id alone; else the report as `report RUN` prints it
+    if _announce(recorded, wh, quiet):
+        emit_report(wh, recorded.run_id, report, options, gate=checked, quiet=quiet)
+
+
+def _announce(recorded, wh, quiet: bool) -> bool:
+    """Where the run went; True when its report follows. stdout: with --quiet the run id alone, else
+    the report as `report RUN` prints it. A shard that is not the last says where the run stands
+    (stderr) and has no report and no gate: the last shard reports and judges."""
+    if quiet:
         console.out(recorded.run_id)
-    else:
+    if getattr(recorded, "missing", None):
+        console.note("committed shard %d/%d of run %s to %s; %s" % (
+            recorded.shard, recorded.count, recorded.run_id, wh.root,
+            wh.incomplete_note(recorded.run_id) or "waiting for the other shards"))
+        return False
+    if not quiet:
         console.committed(recorded.run_id, wh.root, recorded.n_errors)
-    emit_report(wh, recorded.run_id, report, options, gate=checked, quiet=quiet)
+    return True
 
 
 def _crashed(crash, wh, crash_exit_code: Optional[int]):
