@@ -76,10 +76,13 @@ def identity(opts: Any, recorder: Any, dataset_sha256: str, count: int) -> Dict[
 
 
 def settings_key(settings: Dict[str, Any]) -> Dict[str, Any]:
-    """The loaded runner's settings as shards compare them (not the device they run on)."""
+    """The loaded runner's settings as shards compare them: not the device they run on, and library
+    versions without their local build label (torch `2.5.1+cu121` on a GPU host is `2.5.1+cpu`'s peer)."""
     plain = RS.plain(settings)
     for name in ("device", "crash_exit_code"):
         plain.pop(name, None)
+    if isinstance(plain.get("versions"), dict):
+        plain["versions"] = {k: v.split("+", 1)[0] if isinstance(v, str) else v for k, v in plain["versions"].items()}
     return plain
 
 

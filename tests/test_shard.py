@@ -413,3 +413,13 @@ def test_the_default_model_sharded_equals_unsharded(tmp_path):
         execute(wh, RunOptions(str(SUPPORT), run_id="X", shard=(index, 4)), runner=runner)
     assert time.perf_counter() - started < 120
     assert _strip(_report(wh, "X")) == _strip(_report(wh, "whole"))
+
+
+def test_library_builds_are_compared_without_their_local_label():
+    from laya_cases.shard import settings_key
+
+    cpu = {"device": "cpu", "versions": {"torch": "2.5.1+cpu", "numpy": "2.1.0", "duckdb": None}, "dtype": "float32"}
+    gpu = dict(cpu, device="cuda", versions={"torch": "2.5.1+cu121", "numpy": "2.1.0", "duckdb": None})
+    assert settings_key(cpu) == settings_key(gpu)
+    assert settings_key(cpu) != settings_key(dict(gpu, versions={"torch": "2.6.0+cu121", "numpy": "2.1.0"}))
+    assert settings_key(cpu) != settings_key(dict(gpu, dtype="float16"))
