@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from helpers import ROOT, cli  # noqa: E402
 DEADLINE_S = 180.0
 SUPPORT = ROOT / "data" / "support.jsonl"
 SUPPORT_ANSWERS = ROOT / "data" / "support.answers.jsonl"
+DOC = ROOT / "docs" / "readers.md"
 _KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
          "AWS_ALLOW_HTTP": "true"}           # the readers (deltalake, polars) need it for an http:// endpoint
 
@@ -94,17 +96,21 @@ def runs_json(url: str, s3: Dict[str, str]) -> List[Dict[str, object]]:
     return json.loads(cli("runs", "-w", url, "--format", "json", env=env_of(s3), check=True).stdout)
 
 
+def doc_block(name: str, url: str) -> str:
+    """A block of docs/readers.md ("# objstore: <name>"), as written, reading `url`."""
+    found = dict(re.findall(r"```python\n# objstore: ([\w, ]+)\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S))
+    code = found[name]
+    assert code.count("\nurl = ") == 1
+    return re.sub(r"\nurl = .*\n", "\nurl = %r\n" % url, code)
+
+
 def reader_counts(url: str) -> Dict[str, Dict[str, int]]:
     """Cases per run as each documented reader (docs/readers.md) sees them."""
     import duckdb
-    import polars as pl
-    from deltalake import DeltaTable
 
-    cases = DeltaTable(url + "/cases").to_pyarrow_dataset()                           # noqa: F841
-    runs = DeltaTable(url + "/runs").to_pyarrow_dataset()                             # noqa: F841
-    by_duckdb = duckdb.sql("SELECT c.* FROM cases c SEMI JOIN runs r USING (run_id, writer_id)")
-    by_polars = pl.scan_delta(url + "/cases").join(
-        pl.scan_delta(url + "/runs").select("run_id", "writer_id"), on=["run_id", "writer_id"], how="semi")
+    namespace: Dict[str, object] = {}
+    exec(compile(doc_block("duckdb, polars", url), "docs/readers.md (objstore)", "exec"), namespace)  # noqa: S102
+    by_duckdb, by_polars = namespace["by_duckdb"], namespace["by_polars"]
     return {
         "duckdb": dict(duckdb.sql("SELECT run_id, count(*) FROM by_duckdb GROUP BY ALL").fetchall()),
         "polars": dict(by_polars.group_by("run_id").len().collect().iter_rows()),
@@ -297,21 +303,23 @@ def test_two_writers_of_one_run_id_exactly_one_wins(s3, tmp_path):
 
 
 def test_spark_reads_the_committed_files(tmp_path):
-    """docs/readers.md's Spark line on a local Delta warehouse (S3 needs hadoop-aws on Spark's classpath)."""
+    """docs/readers.md's Spark line on a local Delta warehouse (S3 needs hadoop-aws on Spark's classpath):
+    the committed runs, without the cases of a writer killed before its runs row."""
     pytest.importorskip("pyspark", reason="needs the spark extra")
-    from deltalake import DeltaTable
     from pyspark.sql import SparkSession
 
     url = "delta+file://%s" % (tmp_path / "dw")
     for rid in ("s1", "s2"):
         cli("ingest", str(SUPPORT_ANSWERS), "-w", url, "--run-id", rid, check=True)
-    base = "file://%s" % (tmp_path / "dw")
+    torn = subprocess.run([sys.executable, "-c", _TORN, "ingest", str(SUPPORT_ANSWERS), "-w", url, "--run-id", "torn"],
+                          cwd=str(ROOT), capture_output=True, text=True)
+    assert torn.returncode == -signal.SIGKILL and (tmp_path / "dw" / "cases" / "run_id=torn").is_dir()
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    namespace: Dict[str, object] = {}
     try:
-        def read(table):
-            return spark.read.option("basePath", base + "/" + table).parquet(*DeltaTable(base + "/" + table).file_uris())
-        cases = read("cases").join(read("runs").select("run_id", "writer_id"), ["run_id", "writer_id"], "left_semi")
-        got = {r["run_id"]: r["count"] for r in cases.groupBy("run_id").count().collect()}
+        exec(compile(doc_block("spark", "file://%s" % (tmp_path / "dw")), "docs/readers.md (spark)", "exec"),  # noqa: S102
+             namespace)
+        got = {r["run_id"]: r["count"] for r in namespace["by_spark"].groupBy("run_id").count().collect()}
     finally:
         spark.stop()
     assert got == {"s1": 48, "s2": 48}
