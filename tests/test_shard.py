@@ -423,3 +423,65 @@ def test_library_builds_are_compared_without_their_local_label():
     assert settings_key(cpu) == settings_key(gpu)
     assert settings_key(cpu) != settings_key(dict(gpu, versions={"torch": "2.6.0+cu121", "numpy": "2.1.0"}))
     assert settings_key(cpu) != settings_key(dict(gpu, dtype="float16"))
+
+
+_KILL_AT = """
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
+from doubles import FakeClock
+from resume_double import ResumeDouble
+from laya_cases.run import RunOptions, execute
+from laya_cases.warehouse import Warehouse
+
+root, kill_at, seen = os.path.abspath(sys.argv[3]), int(sys.argv[4]), [0]
+def dying(real):
+    def rename(src, dst, *a, **k):
+        if os.path.abspath(str(dst)).startswith(root):
+            seen[0] += 1
+            if seen[0] == kill_at:
+                os._exit(9)              # a kill -9 just before this rename (or removal)
+        return real(src, dst, *a, **k)
+    return rename
+os.rename, os.replace = dying(os.rename), dying(os.replace)
+import shutil
+real_rmtree = shutil.rmtree
+shutil.rmtree = lambda path, *a, **k: dying(lambda p, _q: real_rmtree(p, *a, **k))(path, path)
+clock = FakeClock()
+execute(Warehouse(root), RunOptions(sys.argv[2], run_id="s", on_error="skip", commit_every=2, shard=(2, 2)),
+        runner=ResumeDouble(clock=clock), clock=clock)
+"""
+
+
+def test_a_kill_at_every_step_of_the_last_shard_leaves_nothing_torn_and_continues(tmp_path):
+    """Shard 1 of 2 is in; shard 2 (4 rows, a chunk every 2) is killed before each of its renames and
+    removals in turn, then run again: nothing torn, nothing half-visible, and the run ends as the
+    unsharded run."""
+    import pyarrow.parquet as pq
+
+    ds = write_dataset(tmp_path / "ds.jsonl", 8)
+    ref = Warehouse(tmp_path / "ref")
+    _run(ref, ds, "ref", on_error="skip", commit_every=0)
+    expected = _report(ref, "ref")
+    kill_at, states = 1, set()
+    while True:
+        wh = Warehouse(tmp_path / ("wh%d" % kill_at))
+        _run(wh, ds, "s", on_error="skip", shard=(1, 2))
+        proc = subprocess.run([sys.executable, "-c", _KILL_AT, str(ROOT), str(ds), str(wh.root), str(kill_at)],
+                              capture_output=True, text=True, cwd=str(ROOT))
+        if proc.returncode == 0:
+            break
+        assert proc.returncode == 9, proc.stderr
+        state = wh.run_state("s")
+        states.add(state)
+        for path in wh.root.rglob("*.parquet"):
+            pq.read_metadata(str(path))
+        assert check(wh) == [] and wh.run_ids() == (["s"] if state == "complete" else [])
+        if state == "incomplete":
+            R.build(wh.connect(["s"]), "s", R.Options())
+        if state != "complete":
+            _run(wh, ds, "s", on_error="skip", commit_every=2, shard=(2, 2))
+        assert _report(wh, "s") == expected and check(wh) == []
+        wh.gc()
+        assert wh.leftovers() == {"staging": [], "orphans": []} and not wh.progress_entry("s").exists()
+        kill_at += 1
+    assert states == {"incomplete", "complete"} and kill_at > 8
