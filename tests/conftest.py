@@ -59,6 +59,7 @@ SLOW = {
     "tests/test_shard.py::test_a_kill_at_every_step_of_the_last_shard_leaves_nothing_torn_and_continues",  # kills
     "tests/test_objstore.py::test_ingest_report_sql_on_s3_equal_the_local_warehouse",   # CLI runs, moto S3
     "tests/test_objstore.py::test_local_delta_warehouse_round_trips",
+    "tests/test_objstore.py::test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run",
     "tests/test_objstore.py::test_eight_concurrent_writers_into_s3_all_land",           # 8 writers, ~50 s
     "tests/test_objstore.py::test_killed_writers_leave_nothing_visible",                # kill -9 twice, ~35 s
     "tests/test_objstore.py::test_two_writers_of_one_run_id_exactly_one_wins",

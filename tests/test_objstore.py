@@ -172,6 +172,33 @@ def test_local_delta_warehouse_round_trips(tmp_path):
     assert reader_counts("file://%s" % (tmp_path / "dw")) == {"duckdb": {"d1": 48}, "polars": {"d1": 48}}
 
 
+def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_path):
+    """`run` (a scripted runner double, a chunk due after every row) commits whole on a Delta warehouse:
+    the same rows and report as a local run; there is no incomplete run to --resume."""
+    from doubles import ExplodingRunnerDouble, FakeClock
+    from laya_cases import UsageError
+    from laya_cases import report as R
+    from laya_cases.run import RunOptions, execute
+    from laya_cases.warehouse import Warehouse
+
+    data = ROOT / "tests" / "fixtures" / "spec" / "ds_batch.jsonl"
+    docs, rows = [], []
+    for wh in (Warehouse("delta+file://%s" % (tmp_path / "dw")), Warehouse(tmp_path / "lw")):
+        opts = RunOptions(str(data), batch_size=2, on_error="skip", run_id="r", commit_every=1)
+        clock = FakeClock()
+        execute(wh, opts, runner=ExplodingRunnerDouble(clock=clock), clock=clock)
+        doc = R.build(wh.connect(["r"]), "r", R.Options())
+        doc.pop("run", None)
+        docs.append(doc)
+        rows.append(wh.connect(["r"]).execute("SELECT * EXCLUDE (run_id) FROM decisions ORDER BY row_index, qid")
+                    .fetchall())
+        assert wh.run_ids() == ["r"]
+    assert docs[0] == docs[1] and rows[0] == rows[1] and len(rows[0]) > 0
+    with pytest.raises(UsageError, match="cannot resume run .r2.: no incomplete run"):
+        execute(Warehouse("delta+file://%s" % (tmp_path / "dw")),
+                RunOptions(str(data), run_id="r2", resume=True), runner=ExplodingRunnerDouble())
+
+
 def test_eight_concurrent_writers_into_s3_all_land(s3, tmp_path):
     """8 ingest processes at once into one bucket: every run lands whole, each report equals the local
     warehouse's report of the same answers, and the documented readers count every case."""
