@@ -22,7 +22,8 @@ from . import UsageError, jsontext
 from .dataset import Row, check_row
 from .decisions import DecisionBuffer
 from .ingest_columns import build
-from .ingest_template import Captures, Template, Unsupported
+from .ingest_ids import CaseNumbers, from_hex
+from .ingest_template import Captures, Template, Unsupported, mask
 from .record import FLUSH_EVERY, RunRecorder
 
 BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
@@ -51,23 +52,27 @@ def _blocks(path: str) -> Iterator[pa.Array]:
         with open(path, "rb") as handle:
             rest = b""
             while True:
-                block = handle.read(BLOCK_BYTES)
-                data = rest + block
-                cut = data.rfind(b"\n") + 1 if block else len(data)
-                chunk, rest = data[:cut], data[cut:]
-                if chunk:
-                    yield _lines(chunk if chunk.endswith(b"\n") else chunk + b"\n")
-                if not block:
+                data = bytearray(len(rest) + BLOCK_BYTES + 1)       # read in place: the block is not copied
+                data[:len(rest)] = rest
+                got = handle.readinto(memoryview(data)[len(rest):len(rest) + BLOCK_BYTES])
+                size = len(rest) + got
+                cut = data.rfind(b"\n", 0, size) + 1 if got else size
+                rest = bytes(data[cut:size])
+                if cut:
+                    if not got and data[cut - 1] != 10:          # the last line has no newline
+                        data[cut], cut = 10, cut + 1
+                    yield _lines(data, cut)
+                if not got:
                     return
     except OSError as exc:
         raise UsageError("%s cannot be read: %s" % (path, exc)) from None
 
 
-def _lines(chunk: bytes) -> pa.Array:
-    """The lines of a chunk that ends with a newline, as Arrow strings (universal newlines: see Fallback)."""
-    if b"\r" in chunk:
+def _lines(data: bytearray, cut: int) -> pa.Array:
+    """The lines of data[:cut], which ends with a newline, as Arrow strings (universal newlines: see Fallback)."""
+    if data.find(b"\r", 0, cut) >= 0:
         raise Fallback("carriage return")
-    whole = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(chunk)], np.int64)), pa.py_buffer(chunk))
+    whole = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, cut], np.int64)), pa.py_buffer(data))
     try:
         whole.validate(full=True)
     except pa.ArrowInvalid:
@@ -87,6 +92,7 @@ class BulkIngest:
         self.pending: List[pa.Table] = []
         self.pending_rows = 0
         self.slice_sets: Dict[str, int] = {}
+        self.numbers = CaseNumbers()         # case-id repeat counts (the buffer's own stay unused)
         self.index = 0
         self.con: Any = None
         self.writer: Any = None
@@ -114,7 +120,7 @@ class BulkIngest:
 
     def _match(self, lines: pa.Array) -> List[Tuple[Template, np.ndarray, Any]]:
         """(template, line positions, captures) for each template that read lines."""
-        braced = pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")).to_numpy(zero_copy_only=False)
+        braced = mask(pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")))
         todo = np.flatnonzero(braced)
         found: List[Tuple[Template, np.ndarray, Any]] = []
         for template in list(self.templates):
@@ -143,7 +149,7 @@ class BulkIngest:
         ok = caps.ok(sub)
         if not ok.any():
             return todo
-        found.append((template, todo[ok], caps.filter(ok)))
+        found.append((template, todo[ok], caps if ok.all() else caps.filter(ok)))
         return todo[~ok]
 
     def _duck(self, template: Template, lines: pa.Array) -> pa.Table:
@@ -220,7 +226,7 @@ class BulkIngest:
         tables.append(pa.Table.from_batches([self.raw.take()]))
         self.index += int(kept.sum())
         merged = pa.concat_tables(tables)
-        if len(found) != 1 or tables[-1].num_rows or len(found[0][0].root.children["expected"].children) > 1:
+        if len(found) != 1 or tables[-1].num_rows:      # one template alone is in line order already
             merged = merged.take(pc.sort_indices(merged, [("line_no", "ascending"), ("qid_pos", "ascending")]))
         self._queue(self._ordered(merged), counts[kept])
 
@@ -261,20 +267,41 @@ class BulkIngest:
 
     def _ordered(self, table: pa.Table) -> pa.Table:
         """Case-id repeat numbers and slice-set ids, in line order, continuing the run's."""
-        column = table.column("case_id")
-        ids = column.to_pylist()
-        seen = self.raw._seen                                              # noqa: SLF001
-        if column.null_count == 0 and len(set(ids)) == len(ids) and seen.keys().isdisjoint(ids):
-            seen.update(dict.fromkeys(ids, 1))                             # every case is a first
-        else:
-            raw, number = self.raw, DecisionBuffer._number                 # noqa: SLF001 -- the counting one
-            ids = [None if d is None else number(raw, d) for d in ids]
-            table = table.set_column(table.schema.get_field_index("case_id"), "case_id", pa.array(ids, pa.string()))
-        keys = pc.binary_join_element_wise(*[_part(table.column(name)) for name in (
-            "language_key", "model_key", "qid", "tags", "answer_type", "correct")], "|").dictionary_encode()
-        local = [self.slice_sets.setdefault(k, len(self.slice_sets)) for k in keys.dictionary.to_pylist()]
-        sets = pa.array(local, pa.int64()).take(keys.indices)
-        return table.set_column(table.schema.get_field_index("slice_set"), "slice_set", sets)
+        column = table.column("case_id").combine_chunks()
+        numbers = self.numbers.number(from_hex(column))
+        if numbers:                                                        # repeats: `<digest>#<n>`
+            where = np.flatnonzero(mask(column.is_valid()))[list(numbers)]
+            ids = ["%s#%d" % (column[int(i)].as_py(), n) for i, n in zip(where, numbers.values())]
+            column = pc.replace_with_mask(column, pa.array(np.isin(np.arange(len(column)), where)),
+                                          pa.array(ids, pa.string()))
+            table = table.set_column(table.schema.get_field_index("case_id"), "case_id", column)
+        return table.set_column(table.schema.get_field_index("slice_set"), "slice_set", self._slice_sets(table))
+
+    def _slice_sets(self, table: pa.Table) -> pa.Array:
+        """Each row's slice set (numbered by first appearance, as DecisionBuffer._slice_set numbers them):
+        every attribute dictionary-encoded, the codes combined into one integer per row."""
+        code, span, parts = np.zeros(table.num_rows, dtype=np.int64), 1, []
+        for name in ("language_key", "model_key", "qid", "tags", "answer_type", "correct"):
+            column = table.column(name).combine_chunks()
+            if pa.types.is_list(column.type):
+                column = _part(column)           # a list as text no other list shares
+            elif pa.types.is_boolean(column.type):
+                column = column.cast(pa.int8())
+            encoded = column.dictionary_encode()
+            index = pc.fill_null(pc.add(encoded.indices.cast(pa.int64()), 1), 0)   # 0: null
+            index = np.frombuffer(index.buffers()[1], dtype=np.int64)[index.offset:index.offset + len(index)]
+            size = len(encoded.dictionary) + 1
+            if span * size >= 1 << 62:           # renumber the combinations so far densely first
+                distinct, code = np.unique(code, return_inverse=True)
+                code, span = code.ravel().astype(np.int64), len(distinct)
+            code, span = code * size + index, span * size
+            parts.append((index, [None] + encoded.dictionary.to_pylist()))
+        unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        local = np.empty(len(unique), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():     # in order of first appearance
+            key = tuple(options[index[first[u]]] for index, options in parts)
+            local[u] = self.slice_sets.setdefault(key, len(self.slice_sets))
+        return pa.array(local[inverse.ravel()])
 
     def _queue(self, table: pa.Table, counts: np.ndarray) -> None:
         """Cut where the per-row path would have flushed (after the row that fills FLUSH_EVERY)."""
@@ -294,7 +321,7 @@ class BulkIngest:
     def _write(self) -> None:
         if not self.pending:
             return
-        table = pa.concat_tables(self.pending).combine_chunks()
+        table = pa.concat_tables(self.pending)
         self.pending, self.pending_rows = [], 0
         if table.num_rows:                   # Parquet encoding overlaps the next block (one batch at a time)
             if self.writing is None:
@@ -303,7 +330,7 @@ class BulkIngest:
                 self.writer = ThreadPoolExecutor(1)
             else:
                 self.writing.result()
-            self.writing = self.writer.submit(self.rec._staged.write, table.to_batches()[0])  # noqa: SLF001
+            self.writing = self.writer.submit(self.rec._staged.write, table)  # noqa: SLF001 -- one row group
 
 
 def _shape(value: Any, path: Tuple[Any, ...] = ()) -> Any:

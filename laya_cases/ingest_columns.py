@@ -7,13 +7,13 @@ the per-row path and its errors are the per-row path's errors.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Dict, List, Optional
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .ingest_ids import digests, to_hex
 from .ingest_template import Captures, Node, Template, Unsupported, python_max, questions_bucket
 from .schema import DECISION_SCHEMA
 
@@ -36,6 +36,8 @@ class _Reader:
     def const(self, value: Any, kind: pa.DataType) -> pa.Array:
         if value is None:
             return pa.nulls(self.m, kind)
+        if pa.types.is_primitive(kind) and self.m:
+            return pa.repeat(pa.scalar(value, kind), self.m)         # (slow for strings and lists: take)
         return pa.array([value], kind).take(np.zeros(self.m, dtype=np.int32))
 
     def value(self, node: Node) -> pa.Array:
@@ -197,28 +199,54 @@ def _case_columns(r: _Reader, pos: int, qid: str, label: Node, answer: Node) -> 
 def _aligned(r: _Reader, probs: Node, options: List[str]) -> pa.Array:
     columns = [r.cap.num(probs.children[o].leaf) if o in probs.children else r.const(None, _F) for o in options]
     k = len(options)
-    values = pa.concat_arrays(columns).take(pa.array([j * r.m + i for i in range(r.m) for j in range(k)], pa.int64()))
-    return pa.ListArray.from_arrays(pa.array(range(0, r.m * k + 1, k), pa.int32()), values)
+    values = pa.concat_arrays(columns).take(_interleaving(r.m, k))
+    return pa.ListArray.from_arrays(pa.array(np.arange(0, r.m * k + 1, k, dtype=np.int32)), values)
+
+
+def _interleaving(m: int, k: int) -> pa.Array:
+    """Take-indices that turn k arrays of m values, concatenated, into m runs of k (value i of each)."""
+    return pa.array((np.arange(k, dtype=np.int64)[None, :] * m + np.arange(m, dtype=np.int64)[:, None]).ravel())
+
+
+def _interleave(per_qid: List[Dict[str, Any]], m: int) -> pa.Table:
+    """The rows of each line in qid order: row i of the first qid's columns, row i of the second, ..."""
+    k = len(per_qid)
+    repeat = pa.array(np.repeat(np.arange(m, dtype=np.int64), k)) if k > 1 else None
+    interleaving = _interleaving(m, k) if k > 1 else None
+    arrays = []
+    for field in DECISION_SCHEMA:
+        columns = [c.get(field.name) for c in per_qid]
+        if columns[0] is None and all(c is None for c in columns):
+            arrays.append(pa.nulls(m * k, field.type))
+            continue
+        columns = [pa.nulls(m, field.type) if c is None else c for c in columns]
+        if any(c.type != field.type for c in columns):
+            raise Unsupported("type")
+        if k == 1:
+            arrays.append(columns[0])
+        elif all(c is columns[0] for c in columns):          # a row's own value, on each of its cases
+            arrays.append(columns[0].take(repeat))
+        else:
+            arrays.append(pa.concat_arrays(columns).take(interleaving))
+    return pa.Table.from_arrays(arrays, schema=DECISION_SCHEMA)
 
 
 def build(cap: Captures, line_no: pa.Array, row_index: pa.Array, learn: bool = False) -> pa.Table:
-    """Every decision row of the matched lines (case_id holds the unnumbered digest, slice_set null)."""
+    """Every decision row of the matched lines, in line order and qid order within a line (case_id holds
+    the unnumbered digest, slice_set null)."""
     r = _Reader(cap, learn)
     root = cap.t.root.children
     row = _row_columns(r, root, line_no, row_index)
     expected, answers = root["expected"].children, root["answers"].children
     if not expected:
         raise Unsupported("no expected")
-    state = cap.text(root["state"].parts)
-    tables = []
+    states = cap.text(root["state"].parts).cast(pa.binary()).to_pylist() if r.m else []
+    per_qid = []
     for pos, (qid, label) in enumerate(expected.items()):
         if qid not in answers:
             raise Unsupported("missing answer")
         columns = dict(row, **_case_columns(r, pos, qid, label, answers[qid]))
-        suffix = "\x00%s\x00%s" % (qid, cap.t.body_json(qid))
-        keys = pc.binary_join_element_wise(state, suffix, "").cast(pa.binary()).to_pylist() if r.m else []
-        blake2b = hashlib.blake2b
-        columns["case_id"] = pa.array([blake2b(k, digest_size=10).hexdigest() for k in keys], _S)
-        tables.append(pa.Table.from_arrays([columns[f.name] if f.name in columns else pa.nulls(r.m, f.type)
-                                            for f in DECISION_SCHEMA], schema=DECISION_SCHEMA))
-    return pa.concat_tables(tables)
+        suffix = ("\x00%s\x00%s" % (qid, cap.t.body_json(qid))).encode("utf-8", "surrogatepass")
+        columns["case_id"] = to_hex(digests([state + suffix for state in states]))   # decisions.case_digest
+        per_qid.append(columns)
+    return _interleave(per_qid, r.m)

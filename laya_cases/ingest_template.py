@@ -88,8 +88,9 @@ class Template:
         if not self.kinds:
             raise Unsupported("no leaves")
         self.structure = _sql_text(json.dumps(self.root.duck))
-        self.sql = "SELECT %s FROM (SELECT %%s AS j FROM lines)" % ", ".join(
-            "%s AS g%d" % (p, i) for i, p in enumerate(self.paths)).replace("%", "%%")
+        floats = ["CAST(%s AS VARCHAR) AS f%d" % (p, i) for i, p in enumerate(self.paths) if self.kinds[i] == "float"]
+        self.sql = "SELECT %s FROM (SELECT %%s AS j FROM lines)" % ", ".join(      # f<i>: repr() of float g<i>
+            ["%s AS g%d" % (p, i) for i, p in enumerate(self.paths)] + floats).replace("%", "%%")
         self.questions = obj["questions"]
         self.questions_key = json.dumps(obj["questions"], sort_keys=False, default=str)
         labelled = [(k, self.root.children[k]) for k in I.LABELLED_KEYS if k in obj]
@@ -176,8 +177,12 @@ class Captures:
                     for i in range(len(template.kinds))]
         self.tok: List[pa.Array] = []
         self.ctok: Dict[int, pa.Array] = {}
+        names = set(table.column_names)
         for leaf, kind in enumerate(template.kinds):
-            self.tok.append(self._token(leaf, kind))
+            if kind == "float" and "f%d" % leaf in names:      # DuckDB's double -> VARCHAR is Python's repr()
+                self.tok.append(table.column("f%d" % leaf).combine_chunks())
+            else:
+                self.tok.append(self._token(leaf, kind))
 
     def _token(self, leaf: int, kind: str) -> pa.Array:
         col = self.col[leaf]
@@ -234,13 +239,13 @@ class Captures:
                 good = pc.and_(good, pc.fill_null(small, False))
         for leaf in self.t.nonnegative:
             good = pc.and_(good, pc.fill_null(pc.greater_equal(self.num(leaf), 0.0), False))
-        return good.to_numpy(zero_copy_only=False)
+        return mask(good)
 
 
 def _quoted(col: pa.Array) -> pa.Array:
     """json.dumps(s, ensure_ascii=False) of each string (Python itself for the few with escapes)."""
     text = pc.binary_join_element_wise('"', col, '"', "")
-    special = np.flatnonzero(pc.fill_null(pc.match_substring_regex(col, _ESCAPED), False).to_numpy(zero_copy_only=False))
+    special = np.flatnonzero(mask(pc.match_substring_regex(col, _ESCAPED)))
     if len(special):
         fixed = [None if v is None else _json(v) for v in col.take(pa.array(special)).to_pylist()]
         text = pc.replace_with_mask(text, pa.array(np.isin(np.arange(len(col)), special)), pa.array(fixed, _S))
@@ -254,11 +259,18 @@ def _float_repr(col: pa.Array) -> pa.Array:
     text = pc.if_else(pc.or_(pc.match_substring(text, "."), sci), text, pc.binary_join_element_wise(text, ".0", ""))
     magnitude = pc.abs(col)
     odd = pc.or_(sci, pc.and_(pc.less(magnitude, 1e-4), pc.greater(magnitude, 0.0)))
-    where = np.flatnonzero(pc.fill_null(odd, False).to_numpy(zero_copy_only=False))
+    where = np.flatnonzero(mask(odd))
     if len(where):
         fixed = col.take(pa.array(where)).to_numpy(zero_copy_only=False).astype(str)
         text = pc.replace_with_mask(text, pa.array(np.isin(np.arange(len(col)), where)), pa.array(fixed.tolist(), _S))
     return text
+
+
+def mask(values: Any) -> np.ndarray:
+    """A boolean Arrow array as numpy, null as False (without pyarrow's conversion, which imports pandas)."""
+    values = pc.fill_null(values, False)
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    return values.cast(pa.uint8()).to_numpy().view(np.bool_)
 
 
 def python_max(values: List[Any]) -> Any:

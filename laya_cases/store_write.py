@@ -15,7 +15,7 @@ import secrets
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Union
 
 import numpy as np
 import pyarrow as pa
@@ -132,26 +132,29 @@ class StagedRun:
         self.progress: Optional[Dict[str, object]] = None      # the entry a resuming writer took over
         self._part = CASE_FILE
 
-    def write(self, batch: pa.RecordBatch) -> None:
+    def write(self, batch: Union[pa.RecordBatch, pa.Table]) -> None:
+        """One row group per call (or per ROW_GROUP_ROWS); a table is written without combining its chunks."""
         if batch.num_rows == 0:
             return
         if self._writer is None:
             self._part = part_name(len(self.parts))
             self._writer = pq.ParquetWriter(str(self.cases_path / (self._part + _TMP)), DECISION_SCHEMA,
                                             **parquet_options(DECISION_SCHEMA))
-        self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+        self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows_written += batch.num_rows
         self._note_slice_sets(batch)
 
-    def _note_slice_sets(self, batch: pa.RecordBatch) -> None:
+    def _note_slice_sets(self, batch: Union[pa.RecordBatch, pa.Table]) -> None:
         """Keep one row of attributes per slice set, so a report never rescans the run for them."""
-        ids = batch.column("slice_set").to_numpy(zero_copy_only=False)
+        column = batch.column("slice_set")
+        ids = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).to_numpy(zero_copy_only=False)
         ids = np.where(np.isnan(ids), -1, ids).astype(np.int64) if ids.dtype.kind == "f" else ids
         values, first = np.unique(ids, return_index=True)
         fresh = [int(i) for v, i in zip(values, first) if v >= 0 and int(v) not in self._seen_sets]
         if fresh:
             self._seen_sets.update(int(ids[i]) for i in fresh)
-            self._sets.append(pa.Table.from_batches([batch]).select(SLICE_SET_SCHEMA.names).take(fresh))
+            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            self._sets.append(table.select(SLICE_SET_SCHEMA.names).take(fresh))
 
     def close(self) -> Optional[str]:
         """Finish the part file being written; returns its name (None when nothing was written since)."""
