@@ -107,11 +107,15 @@ def check_sql_output(fmt: str, out: Any, max_rows: int) -> None:
         raise UsageError("--max-rows must be at least 1, got %d" % max_rows)
 
 
-def print_head(columns: Sequence[str], rows: Sequence[Sequence[Any]], more: int) -> None:
-    """The first rows of a query result as a table, then how many rows it left out."""
+def print_head(columns: Sequence[str], rows: Sequence[Sequence[Any]], more: Optional[int]) -> None:
+    """The first rows of a query result as a table, then how many rows it left out (None: some, not
+    counted, as counting would run the whole query again; listing.head)."""
     print_result(columns, rows, "table")
-    if more:
-        out("… %d more row(s) (--max-rows N shows more; --format csv|json|parquet --out FILE writes all)" % more)
+    hint = "(--max-rows N shows more; --format csv|json|parquet --out FILE writes all)"
+    if more is None:
+        out("… more rows, not counted: counting them would run the whole query again %s" % hint)
+    elif more:
+        out("… %d more row(s) %s" % (more, hint))
 
 
 def write_bytes(chunks: Iterable[bytes]) -> None:
@@ -327,13 +331,14 @@ def report_view(doc: Dict[str, Any], slice_dims: Sequence[str] = (), width: int 
 
 # ---------------------------------------------------------------------------- sql
 def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    """A query result: floats to 4 decimals, NULL blank, numbers right-aligned."""
+    """A query result: floats to 4 decimals, NULL blank, numbers right-aligned. Names and values are
+    literal text (`[/]` is not rich markup: parsing every cell as markup also made wide results slow)."""
     table = _new_table()
     for i, name in enumerate(columns):
         numeric = any(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in rows)
-        table.add_column(name, justify="right" if numeric else "left")
+        table.add_column(_label(str(name)), justify="right" if numeric else "left")
     for r in rows:
-        table.add_row(*[fmt(v) if isinstance(v, float) else _count(v) for v in r])
+        table.add_row(*[_label(fmt(v) if isinstance(v, float) else _count(v)) for v in r])
     return table
 
 

@@ -247,7 +247,7 @@ def sql_command(
 
     wh = warehouse_of(warehouse)
     kind = check_query(query, wh.root, allow_write)
-    con = connect_all(wh)
+    con = connect_all(wh, functions=listing.uses_library(query))
     if kind.name == "COPY":              # the user's own COPY (--allow-write) runs as written
         result = listing.user_query(con, query)
         console.check_format(fmt)
@@ -259,7 +259,7 @@ def sql_command(
         n = listing.write_result(con, rel, fmt, check_output(out, wh.root))
         console.note("wrote %d row(s) to %s" % (n, out))
     elif fmt == "table":
-        console.print_head(*listing.head(rel, max_rows))
+        console.print_head(*listing.head(con, rel, max_rows))
     else:
         console.write_bytes(listing.result_chunks(con, rel, fmt))
 

@@ -47,6 +47,12 @@ OUTPUT_FORMATS = ("csv", "json", "parquet")
 _RESULT_VIEW = "_lc_result"
 
 
+def uses_library(query: str) -> bool:
+    """Whether a user query may call the SQL library's macros or lc_exact_total (every name starts `lc_`):
+    only then does `sql` define them (registering the Python function imports numpy, ~0.1 s)."""
+    return "lc_" in query.lower()
+
+
 def user_relation(con: duckdb.DuckDBPyConnection, query: str):
     """A checked read query as a lazy DuckDB relation: nothing runs until rows are asked for, so a
     LIMIT for the screen or a COPY for a file is planned into the query itself."""
@@ -61,17 +67,53 @@ def user_relation(con: duckdb.DuckDBPyConnection, query: str):
     return rel
 
 
-def head(rel, max_rows: int) -> Tuple[List[str], List[Tuple[Any, ...]], int]:
-    """(columns, the first `max_rows` rows, how many rows follow them)."""
+#: Plan operators of a count that reads its input once, row by row (the count costs no more than a scan of the
+#: columns it needs); any other (sort, group, join, window, an inner aggregate) makes the count a second run of
+#: the whole query, which `head` does only over at most COUNT_ROWS rows. Names as DuckDB's EXPLAIN gives them.
+_STREAMING = frozenset({"PROJECTION", "FILTER", "READ_PARQUET", "TABLE_SCAN", "SEQ_SCAN", "COLUMN_DATA_SCAN",
+                        "DUMMY_SCAN", "EMPTY_RESULT", "RANGE", "STREAMING_LIMIT", "LIMIT", "TOP_N", "UNION"})
+COUNT_ROWS = 1_000_000
+
+
+def head(con: duckdb.DuckDBPyConnection, rel, max_rows: int) -> Tuple[List[str], List[Tuple[Any, ...]], Optional[int]]:
+    """(columns, the first `max_rows` rows, how many rows follow them or None when they were not counted).
+    The LIMIT is planned into the query (a sort becomes a top-N), so the first screen never waits for the
+    whole result; the rest is counted by a second query when that is cheap (count_is_cheap), else None."""
     try:
         rows = rel.limit(max_rows + 1).fetchall()
-        more = 0
+        more: Optional[int] = 0
         if len(rows) > max_rows:
             rows = rows[:max_rows]
-            more = rel.aggregate("count(*)").fetchall()[0][0] - max_rows
+            count = rel.aggregate("count(*)")
+            more = count.fetchall()[0][0] - max_rows if count_is_cheap(con, count) else None
     except duckdb.Error as exc:
         raise UsageError("query failed: %s" % str(exc).splitlines()[0]) from None
     return list(rel.columns), rows, more
+
+
+def count_is_cheap(con: duckdb.DuckDBPyConnection, count) -> bool:
+    """Whether the count relation `count` costs at most one pass over the columns it reads: DuckDB's plan for it
+    (EXPLAIN, about 10 ms) holds only streaming operators under the count, or reads at most COUNT_ROWS rows.
+    A plan that cannot be read is counted (the exact number, as before)."""
+    import json
+
+    try:
+        plan = json.loads(con.execute("EXPLAIN (FORMAT json) " + count.sql_query()).fetchall()[0][1])
+    except (duckdb.Error, ValueError, IndexError, TypeError):
+        return True
+    names, rows = [], [0]
+
+    def walk(node, top: bool) -> None:
+        if not (top and node.get("name") == "UNGROUPED_AGGREGATE"):       # the count itself
+            names.append(node.get("name"))
+        estimate = str((node.get("extra_info") or {}).get("Estimated Cardinality", "0"))
+        rows.append(int(estimate) if estimate.isdigit() else 0)
+        for child in node.get("children") or ():
+            walk(child, False)
+
+    for node in plan if isinstance(plan, list) else [plan]:
+        walk(node, True)
+    return all(name in _STREAMING for name in names) or max(rows) <= COUNT_ROWS
 
 
 def _finite(expr: str, kind, depth: int = 0) -> Optional[str]:

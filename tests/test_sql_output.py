@@ -58,6 +58,65 @@ def test_table_caps_rows_and_counts_the_rest(wh):
     assert default.stdout.splitlines()[-1].startswith("… %d more row(s)" % (N - 40))
 
 
+def test_a_count_that_would_rerun_the_query_is_left_out(wh, monkeypatch):
+    """The table never waits for a second run of an expensive query: a sort, group or join over more than
+    listing.COUNT_ROWS rows says `more rows, not counted`; a scan or filter is counted at any size."""
+    from laya_cases import listing
+
+    monkeypatch.setattr(listing, "COUNT_ROWS", 10)           # the store's 57 rows count as big
+    sorted_ = invoke("sql", QUERY, "-w", wh, "--max-rows", "5")
+    assert sorted_.exit_code == 0, sorted_.stderr
+    lines = sorted_.stdout.splitlines()
+    assert lines[-1].startswith("… more rows, not counted") and "--max-rows N" in lines[-1]
+    assert [line.split()[0] for line in lines[2:-1] if line.strip()] == ["0", "1", "2", "3", "4"]
+    for query, more in (("SELECT row_index FROM cases", N - 5), ("SELECT row_index FROM cases WHERE correct", None),
+                        ("SELECT row_index, tags FROM cases UNION ALL SELECT row_index, tags FROM cases", 2 * N - 5),
+                        ("SELECT row_index, rank() OVER (ORDER BY confidence) FROM cases", N - 5)):  # window pruned
+        last = invoke("sql", query, "-w", wh, "--max-rows", "5").stdout.splitlines()[-1]
+        assert last.startswith("… %d more row(s)" % more if more else "… "), (query, last)
+        assert "not counted" not in last, (query, last)
+    for query in ("SELECT qid, count(*) FROM cases GROUP BY row_index, qid",
+                  "SELECT a.row_index FROM cases a JOIN cases b USING (row_index)"):
+        last = invoke("sql", query, "-w", wh, "--max-rows", "5").stdout.splitlines()[-1]
+        assert last.startswith("… more rows, not counted"), (query, last)
+    monkeypatch.setattr(listing, "COUNT_ROWS", 1000)         # small again: every kind is counted
+    assert invoke("sql", QUERY, "-w", wh, "--max-rows", "5").stdout.splitlines()[-1].startswith(
+        "… %d more row(s)" % (N - 5))
+
+
+def test_the_count_plan_is_read_from_duckdb(wh, monkeypatch):
+    from laya_cases import listing
+
+    con = Warehouse(wh).connect()
+    monkeypatch.setattr(listing, "COUNT_ROWS", 0)
+    cheap = {q: listing.count_is_cheap(con, con.sql(q).aggregate("count(*)")) for q in (
+        "SELECT * FROM cases", "SELECT * FROM cases WHERE confidence > 0.5 LIMIT 3", "SELECT * FROM range(10)",
+        "SELECT * FROM cases ORDER BY confidence", "SELECT DISTINCT qid FROM cases", "SUMMARIZE cases")}
+    assert cheap == {"SELECT * FROM cases": True, "SELECT * FROM cases WHERE confidence > 0.5 LIMIT 3": True,
+                     "SELECT * FROM range(10)": True, "SELECT * FROM cases ORDER BY confidence": False,
+                     "SELECT DISTINCT qid FROM cases": False, "SUMMARIZE cases": False}
+
+
+def test_table_cells_are_literal_text(wh):
+    """A value or name that looks like rich markup is printed as it is (`[/]` used to be a traceback)."""
+    result = invoke("sql", "SELECT '[/]' AS \"[b]\", '[red]x[/red]' AS y, 'a' || chr(10) || 'b' AS z", "-w", wh)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["[b]", "y", "z"] and lines[2].split() == ["[/]", "[red]x[/red]", "a\\nb"]
+
+
+def test_library_functions_are_defined_when_a_query_names_them(wh):
+    """`sql` defines the lc_* macros and lc_exact_total only for a query that names one (the Python
+    function imports numpy); such a query works as before."""
+    from laya_cases import listing
+
+    assert listing.uses_library("SELECT LC_EXACT_SUM(x) FROM t") and not listing.uses_library("SELECT 1")
+    query = "SELECT lc_exact_sum(confidence) AS s, lc_mcnemar_p(3, 1) AS p FROM cases WHERE isfinite(confidence)"
+    result = invoke("sql", query, "-w", wh, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)[0]["s"] == pytest.approx(sum([0.25, 1e-7] * 14) + 0.25)
+
+
 def test_json_is_strict_and_lists_are_lists(wh):
     result = invoke("sql", QUERY, "-w", wh, "--format", "json")
     assert result.exit_code == 0, result.stderr
