@@ -119,7 +119,8 @@ def reader_counts(url: str) -> Dict[str, Dict[str, int]]:
 
 def local_report(tmp_path: Path, answers: Path, run_id: str, *extra: str) -> str:
     local = tmp_path / "local"
-    cli("ingest", str(answers), "-w", str(local), "--run-id", run_id, *extra, check=True)
+    if not (local / "runs" / ("run_id=" + run_id)).is_dir():
+        cli("ingest", str(answers), "-w", str(local), "--run-id", run_id, *extra, check=True)
     return cli("report", run_id, "-w", str(local), check=True).stdout
 
 
@@ -170,6 +171,16 @@ def test_local_delta_warehouse_round_trips(tmp_path):
     assert cli("report", "d1", "-w", url, check=True).stdout == local_report(tmp_path, SUPPORT_ANSWERS, "d1")
     assert sorted(p.name for p in (tmp_path / "dw").iterdir()) == ["cases", "runs", "slice_sets"]
     assert reader_counts("file://%s" % (tmp_path / "dw")) == {"duckdb": {"d1": 48}, "polars": {"d1": 48}}
+    from deltalake import DeltaTable
+
+    cli("ingest", str(SUPPORT_ANSWERS), "-w", url, "--run-id", "d2", check=True)
+    runs = DeltaTable("file://%s/runs" % (tmp_path / "dw"))
+    assert len(runs.file_uris()) == 2                          # one file of one row per run
+    out = cli("gc", "-w", url, check=True).stdout               # compacts runs; vacuum keeps files < 7 days old
+    assert out.splitlines()[-1] == "removed 0 staging area(s), 0 orphan partition(s)"
+    assert len(DeltaTable("file://%s/runs" % (tmp_path / "dw")).file_uris()) == 1
+    assert [r["run_id"] for r in json.loads(cli("runs", "-w", url, "--format", "json", check=True).stdout)] == ["d1", "d2"]
+    assert cli("report", "d1", "-w", url, check=True).stdout == local_report(tmp_path, SUPPORT_ANSWERS, "d1")
 
 
 def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_path):

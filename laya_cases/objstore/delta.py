@@ -1,5 +1,6 @@
-"""Delta Lake tables of a table-format warehouse: three tables (cases, slice_sets, runs), each
-partitioned by run_id and writer_id, one Delta transaction per table per run.
+"""Delta Lake tables of a table-format warehouse: three tables, one Delta transaction per table per run.
+cases and slice_sets are partitioned by run_id and writer_id (a report opens its run's files only);
+runs is one small unpartitioned table (a run adds a file of one row; `gc` compacts them into one).
 
 A run commits its cases, then its slice sets, then its runs row: the runs row is the commit point,
 exactly as the runs entry is in a local warehouse. `writer_id` is a random id of the process that wrote
@@ -95,8 +96,9 @@ def ensure_tables(loc: Location) -> None:
         if open_table(loc, name) is not None:
             continue
         schema = table_schema(name)
+        parts = None if name == "runs" else PARTITION_BY
         _retry("creating table %s" % loc.table(name), lambda: dl.DeltaTable.create(
-            loc.table(name), schema, mode="ignore", partition_by=PARTITION_BY, configuration=_config(schema),
+            loc.table(name), schema, mode="ignore", partition_by=parts, configuration=_config(schema),
             storage_options=loc.storage_options()))
 
 
@@ -162,3 +164,10 @@ def committed(loc: Location, name: str, pairs: List[Tuple[str, str]]) -> Optiona
         one = (pads.field("run_id") == run_id) & (pads.field(WRITER) == writer)
         filt = one if filt is None else filt | one
     return dataset.filter(filt)
+
+
+def compact_runs(loc: Location) -> None:
+    """Rewrite the runs table's one-row files as one file (a new version; the rows do not change)."""
+    table = open_table(loc, "runs")
+    if table is not None:
+        _retry("compacting %s" % loc.table("runs"), lambda: open_table(loc, "runs").optimize.compact())

@@ -107,11 +107,12 @@ class DeltaWarehouse(Warehouse):
         return _stage(self, run_id, resume)
 
     def gc(self) -> Dict[str, List[str]]:
-        """Delta's vacuum on each table: removes the data files no committed version refers to (those a
+        """The runs table compacted into one file, then Delta's vacuum on each table: removes the data files no committed version refers to (those a
         killed writer uploaded before its commit) once they are older than deltalake's retention (7 days,
         so a writer still uploading is never touched). Rows of writers that died between their table
         commits stay in the tables, read by no one (every reader joins through runs)."""
         removed: Dict[str, List[str]] = {"staging": [], "orphans": [], "moved": []}
+        delta.compact_runs(self.location)
         for name in ("cases", "slice_sets", "runs"):
             table = delta.open_table(self.location, name)
             if table is not None:
