@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import struct
 from pathlib import Path
 from typing import Any, List
 
@@ -309,3 +310,130 @@ def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad):
         messages.append(str(err.value))
         assert not wh.has_run("r")
     assert messages[0] == messages[1]
+
+
+# --- awkward values: NaN/Infinity tokens, any float, booleans, nested labels, unicode --------------
+TRICKY_STRINGS = ["na\u00efve", "\u65e5\u672c\u8a9e", "\U0001F600 emoji", "e\u0301", "zero\u200bwidth", "\u202ertl",
+                  "del\x7f", "line\u2028sep", 'quote "', "back\\slash", "/slash", "nul\x00", "", " ", "m"]
+
+
+def _tricky_float(rng: random.Random) -> Any:
+    r = rng.random()
+    if r < 0.3:                                                    # any finite double, from its bits
+        while True:
+            value = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+            if math.isfinite(value):
+                return value
+    if r < 0.4:
+        return rng.choice([float("nan"), float("inf"), float("-inf")])
+    if r < 0.5:
+        return rng.choice([True, False, 0, 1, -0.0, 5e-324, 1.7976931348623157e308, 1e-07, 1e16, 2 ** 53 + 1])
+    return rng.random() * 10 ** rng.randint(-6, 17)
+
+
+def _tricky_label(rng: random.Random, qid: str) -> Any:
+    if rng.random() < 0.25:
+        return rng.choice([{"a": [1, {"b": None}]}, [["x"], "y"], True, False, 0, 1.5, float("nan"), "\u00e9",
+                           {"\U0001F600": "k"}, []])
+    return _label(rng, qid)
+
+
+def _tricky_row(rng: random.Random, i: int, shape: dict) -> dict:
+    row = json.loads(json.dumps(shape))                           # the shape's keys, in its order
+    row["state"] = rng.choice(TRICKY_STRINGS + ["s%d" % (i % 40)])
+    row["expected"] = {q: _tricky_label(rng, q) for q in row["expected"]}
+    for qid, answer in row["answers"].items():
+        for key in answer:
+            if key in ("answer_confidence", "confidence", "noul", "score"):
+                answer[key] = _tricky_float(rng)
+            elif key == "choice":
+                answer[key] = rng.choice(["refund", "cancel", "other", True, None] + TRICKY_STRINGS)
+            elif key == "probabilities":
+                answer[key] = {k: _tricky_float(rng) for k in answer[key]}
+    if "language" in row:
+        row["language"] = rng.choice(TRICKY_STRINGS + ["en", None, True])
+    if "tags" in row:
+        row["tags"] = rng.sample(TRICKY_STRINGS, rng.randint(0, 3))
+    if "latency_ms" in row:
+        value = _tricky_float(rng)
+        row["latency_ms"] = (abs(value) if isinstance(value, float) and math.isfinite(value) else
+                             rng.choice([12.5, 0, 3]))
+    return row
+
+
+def write_tricky(path: Path, n: int, seed: int) -> Path:
+    rng = random.Random(seed)
+    shapes = [{"state": "", "questions": BODIES, "expected": {"intent": "refund", "spam": True, "urgency": 1},
+               "language": "en", "tags": [],
+               "answers": {"intent": {"type": "choice", "choice": "refund", "probabilities": {"refund": 0.5,
+                                                                                             "other": 0.5},
+                                      "answer_confidence": 0.5},
+                           "spam": {"type": "noul", "noul": 0.5, "confidence": 0.5},
+                           "urgency": {"type": "score", "score": 1.5}},
+               "latency_ms": 1.0},
+              {"state": "", "questions": {"pick": BODIES["pick"]}, "expected": {"pick": "a"}, "tags": ["t"],
+               "answers": {"pick": {"type": "choice", "choice": "a", "confidence": 0.5}}}]
+    rows: List[dict] = []
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(n):
+            row = rows[rng.randrange(len(rows))] if rows and rng.random() < 0.1 else _tricky_row(rng, i, rng.choice(shapes))
+            rows.append(row)
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_awkward_values_store_the_same_cells(tmp_path, monkeypatch, seed):
+    """NaN/Infinity tokens, doubles from random bits (their text comes from DuckDB, checked against the
+    line), booleans where numbers go, nested labels, unicode and escapes; small blocks, so repeated
+    cases are numbered across blocks."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 20000)
+    path = write_tricky(tmp_path / "answers.jsonl", 900, seed)
+    fast = ingest_both(tmp_path, path)
+    assert fast > 150, "the template path read only %d rows" % fast
+
+
+def test_case_numbers_count_like_the_per_row_buffer():
+    """CaseNumbers (10-byte digests in sorted numpy runs) numbers repeats exactly as a dict does,
+    across blocks, including digests that end in NUL bytes."""
+    from laya_cases.ingest_ids import CaseNumbers, digests, from_hex, to_hex
+    import hashlib
+    rng = random.Random(4)
+    for _trial in range(60):
+        numbers, seen = CaseNumbers(), {}
+        pool = [bytes(rng.randrange(256) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(1, 25))]
+        for _block in range(rng.randint(1, 9)):
+            keys = [rng.choice(pool) for _ in range(rng.randint(0, 30))]
+            column = to_hex(digests(keys))
+            assert column.to_pylist() == [hashlib.blake2b(k, digest_size=10).hexdigest() for k in keys]
+            with_nulls = pa.array([None] + column.to_pylist() + [None], pa.string())
+            found = numbers.number(from_hex(with_nulls))
+            for pos, digest in enumerate(column.to_pylist()):
+                seen[digest] = seen.get(digest, 0) + 1
+                assert (found or {}).get(pos, 1) == seen[digest]
+    import numpy as np
+    numbers = CaseNumbers()
+    ends_in_nul = np.array([b"ab" + b"\0" * 8, b"ab" + b"\0" * 7 + b"\1", b"ab"], dtype="S10")
+    assert numbers.number(ends_in_nul) == {2: 2}
+    assert numbers.number(ends_in_nul) == {0: 3, 1: 2, 2: 4}
+
+
+def test_slice_sets_of_many_distinct_attributes_are_numbered_in_first_appearance(tmp_path):
+    """More combinations than one int64 code can hold: the codes are renumbered on the way."""
+    rng = random.Random(8)
+    n = 12000
+    cols = {name: [rng.choice([None, "v%d" % rng.randrange(10 ** 6)]) for _ in range(n)]
+            for name in ("language_key", "model_key", "qid", "answer_type")}
+    cols["tags"] = [rng.choice([[], [""], ["a,b"], ["a", "b"], ["t%d" % rng.randrange(10 ** 6)], None]) for _ in range(n)]
+    cols["correct"] = [rng.choice([True, False, None]) for _ in range(n)]
+    table = pa.table(cols)
+    bulk = ingest_bulk.BulkIngest.__new__(ingest_bulk.BulkIngest)
+    bulk.slice_sets = {"earlier": 0}
+    got = bulk._slice_sets(table).to_pylist()
+    assert math.prod(len(set(map(repr, v))) + 1 for v in cols.values()) >= 1 << 62     # the renumbering ran
+    want, ids = [], {"earlier": 0}
+    for i in range(n):
+        combo = tuple((tuple(cols[k][i] or ()) if k == "tags" else cols[k][i])      # DecisionBuffer._append's
+                      for k in ("language_key", "model_key", "qid", "tags", "answer_type", "correct"))
+        want.append(ids.setdefault(combo, len(ids)))
+    assert got == want
