@@ -24,6 +24,7 @@ from laya_cases.runners.base import Capabilities, Runner, RunnerInfo  # noqa: E4
 ROOT = Path(__file__).resolve().parent.parent
 DELAY_ENV = "SHARD_DOUBLE_DELAY_S"      # seconds each call sleeps
 LOG_ENV = "SHARD_DOUBLE_LOG"            # file: one line per call (pid and states), appended
+BARRIER_ENV = "SHARD_DOUBLE_BARRIER"    # DIR:K: the first call waits until K processes have reached it
 
 
 def _recorded() -> Dict[str, Dict[str, Any]]:
@@ -49,6 +50,8 @@ class ShardDouble(Runner):
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
         self.calls += 1
+        if self.calls == 1 and os.environ.get(BARRIER_ENV):
+            _barrier(os.environ[BARRIER_ENV])
         if self.log:
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps([os.getpid(), states]) + "\n")
@@ -79,6 +82,15 @@ class ShardDouble(Runner):
                 answers[qid] = {"type": "choice", "choice": pick, "answer_confidence": p,
                                 "probabilities": {l: (p if l == pick else rest) for l in labels}}
         return {"answers": answers}
+
+
+def _barrier(spec: str) -> None:
+    """Wait (at most 120 s) until K processes have called: shards that surely run at the same time."""
+    folder, count = spec.rsplit(":", 1)
+    Path(folder, str(os.getpid())).write_text("")
+    deadline = time.monotonic() + 120.0
+    while len(os.listdir(folder)) < int(count) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from doubles import FakeClock
 from helpers import ROOT, snapshot_tree
 from resume_double import ResumeDouble, write_dataset
-from shard_double import DELAY_ENV, LOG_ENV, ShardDouble
+from shard_double import BARRIER_ENV, DELAY_ENV, LOG_ENV, ShardDouble
 
 from laya_cases import UsageError
 from laya_cases import report as R
@@ -376,10 +376,12 @@ def _strip(doc: Any) -> Any:
 
 def test_four_concurrent_shard_processes_equal_the_unsharded_run(tmp_path):
     """The acceptance check: four processes run `--shard i/4` of the bundled dataset into one warehouse at
-    once (their runner calls interleave); `report X --json` equals the unsharded run's."""
+    once (each waits for the other three before its first call; their calls interleave, each commits
+    after every row); `report X --json` equals the unsharded run's."""
     wh = Warehouse(tmp_path / "wh")
     log = tmp_path / "calls.log"
-    env = {**os.environ, DELAY_ENV: "0.3", LOG_ENV: str(log)}
+    (tmp_path / "barrier").mkdir()
+    env = {**os.environ, DELAY_ENV: "0.2", LOG_ENV: str(log), BARRIER_ENV: "%s:4" % (tmp_path / "barrier")}
     common = [sys.executable, DOUBLE, "run", str(SUPPORT), "--model", "shard-double", "-w", str(wh.root)]
     procs = [subprocess.Popen(common + ["--shard", "%d/4" % i, "--run-id", "X", "--commit-every", "1", "-q"],
                               cwd=str(ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
