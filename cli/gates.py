@@ -14,9 +14,12 @@ import typer
 
 from laya_cases import UsageError
 from laya_cases import gates as G
+from laya_cases.engines import check_engine
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
-from laya_cases_cli.options import WAREHOUSE
+from laya_cases_cli.options import _REPORT_PARAMS, WAREHOUSE
+
+_ENGINE = {name: option for name, _, option in _REPORT_PARAMS if name in ("engine", "spark_master")}
 
 def prepare_gate(request: Optional[G.GateRequest], wh=None, options=None, *,
                  early_baseline: bool = False) -> Optional[G.Gate]:
@@ -52,6 +55,8 @@ def compare(
                                                   help="Allowed absolute drift (repeatable); exact otherwise."),
     gate_policy: Optional[Path] = typer.Option(None, "--gate-policy", metavar="FILE",
                                                help="Also apply per-slice rules from a JSON policy."),
+    engine: str = _ENGINE["engine"],
+    spark_master: Optional[str] = _ENGINE["spark_master"],
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Check a run or saved report against a baseline.
@@ -63,14 +68,17 @@ def compare(
     Example:
       laya-cases compare new-run --baseline eval/baseline.json --tolerance ece=0.02
     """
+    from laya_cases.report import Options
+
+    options = Options(engine=check_engine(engine), spark_master=spark_master)   # runs the SQL (docs/scale.md)
     policy = G.load_policy(str(gate_policy)) if gate_policy else None
     tolerances = G.parse_pairs(tolerance, "--tolerance")
     wh = warehouse_of(warehouse)
-    document = G.resolve_report(report, wh)
+    document = G.resolve_report(report, wh, options)
     if policy is not None and G.identity_of(document).get("gate_policy") not in (None, policy):
         console.note("warning: --gate-policy differs from the report's recorded gate_policy; "
                      "this verdict uses --gate-policy")
-    result = G.compare_documents(document, G.resolve_report(baseline, wh), tolerances, policy)
+    result = G.compare_documents(document, G.resolve_report(baseline, wh, options), tolerances, policy, options)
     for line in G.delta_lines(result.deltas):
         console.out(line)
     console.failures(result.failures)             # a compare failure alone prints no FAIL line (S6.9)
@@ -94,6 +102,8 @@ def diff(
     seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (CPython random.Random(seed))."),
     max_flip_rate: Optional[str] = typer.Option(None, "--max-flip-rate", metavar="R",
                                                 help="Fail (exit 1) when more than R of the paired cases flipped."),
+    engine: str = _ENGINE["engine"],
+    spark_master: Optional[str] = _ENGINE["spark_master"],
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Compare two runs case by case: what flipped, and is it noise?
@@ -112,7 +122,7 @@ def diff(
         raise UsageError("--show must be >= 0, got %d" % show)
     bound = G.parse_limit("--max-flip-rate", max_flip_rate)
     result = do_diff(warehouse_of(warehouse), run_a, run_b, by=by, bootstrap=bootstrap, seed=seed,
-                     max_flip_rate=bound)
+                     max_flip_rate=bound, engine=check_engine(engine), master=spark_master)
     for line in text_lines(result, show):
         console.out(line)
     if json_out is not None:

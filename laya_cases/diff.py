@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 import pyarrow as pa
 
 from . import UsageError
-from . import catalogue
+from . import catalogue, engines
 from . import sql as sqlfiles
 from .resample import quantile_levels, replicate_weights
 
@@ -48,12 +48,13 @@ def _json_or_none(text: Optional[str]) -> Any:
 
 
 def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0,
-         max_flip_rate: Optional[float] = None) -> Dict[str, Any]:
-    """Compare run B against run A case by case; returns the diff document (see module docstring)."""
+         max_flip_rate: Optional[float] = None, engine: str = "duckdb", master: Optional[str] = None) -> Dict[str, Any]:
+    """Compare run B against run A case by case; returns the diff document (see module docstring).
+    `engine`, `master`: the engine that runs the SQL (laya_cases/engines, docs/scale.md)."""
     _check(by, bootstrap, seed, max_flip_rate)
     wh.require_run(run_a)
     wh.require_run(run_b)
-    con = wh.connect(sorted({run_a, run_b}))
+    con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
     catalogue.materialize_all(con, catalogue.build_order(["diff_slices"], ("compare",)),
                               {"run_a": run_a, "run_b": run_b, "dim": by})
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]

@@ -73,7 +73,10 @@ def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
         raise UsageError("cannot read report %s: no such file, and no run with that id in warehouse %s"
                          % (shorten(repr(ref)), wh.root))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases
-    built = R.build(wh.connect([ref]), ref, R.Options(score_within=getattr(options, "score_within", ())))
+    from . import engines
+    engine, master = engines.of(options)          # the engine that builds the candidate builds this one too
+    built = R.build(engines.connect(wh, [ref], engine, master), ref,
+                    R.Options(score_within=getattr(options, "score_within", ())))
     return _tagged(built, "run %s" % shorten(repr(ref)))
 
 

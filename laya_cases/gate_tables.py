@@ -29,7 +29,11 @@ def register(con: duckdb.DuckDBPyConnection, name: str, columns: Dict[str, Tuple
     con.register(name, table)
 
 
-def connect() -> duckdb.DuckDBPyConnection:
+def connect(engine: str = "duckdb", master: Optional[str] = None) -> duckdb.DuckDBPyConnection:
+    """An empty connection for the gate tables: DuckDB in memory, or another engine's (laya_cases/engines)."""
+    if engine != "duckdb":
+        from .engines import connect_tables
+        return connect_tables(engine, master)
     con = duckdb.connect()
     sqlfiles.prepare_connection(con)
     return con

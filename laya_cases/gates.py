@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import UsageError
+from . import UsageError, engines
 from .gate_baseline import (check_baseline, check_report, compare, metric_map, order_dependent,  # noqa: F401
                             tolerance_map, written_by_reference)
 from .gate_documents import (IDENTITY_KEYS, comparability_failure, comparability_reasons,  # noqa: F401
@@ -82,7 +82,7 @@ class Gate:
             config["gate_policy"] = self.policy
         mins, maxs = assemble_limits(doc.get("overall", {}), self.mins, self.maxs, self.min_accuracy, self.max_ece)
         config["thresholds"] = {"min": mins, "max": maxs, "baseline_tolerance": self.tolerances}
-        con = connect()
+        con = connect(*engines.of(options))              # the report's engine runs the gate SQL too
         load_report_tables(con, {"candidate": doc, "baseline": self.baseline}, cases=self.policy is not None)
         result = GateResult(failures=check_thresholds(con, mins, maxs))
         if self.baseline_ref:
@@ -126,12 +126,13 @@ def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool
 
 
 def compare_documents(document: Dict[str, Any], baseline: Dict[str, Any], tolerances: Dict[str, float],
-                      policy: Optional[Dict[str, Any]]) -> GateResult:
-    """S6.9: a saved report (or a run's report) against a baseline; no thresholds."""
+                      policy: Optional[Dict[str, Any]], options=None) -> GateResult:
+    """S6.9: a saved report (or a run's report) against a baseline; no thresholds. The SQL runs on
+    the engine of `options` (report.Options; DuckDB without)."""
     check_report(document)
     candidate = {"config": identity_of(document), "overall": document.get("overall", {}),
                  "slices": document.get("slices", {}), "cases": document.get("cases", [])}
-    con = connect()
+    con = connect(*engines.of(options))
     load_report_tables(con, {"candidate": candidate, "baseline": baseline}, cases=policy is not None)
     result = GateResult()
     result.compare_ok, result.deltas = compare(con, candidate["config"], candidate["overall"], baseline, tolerances,

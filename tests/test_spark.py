@@ -129,3 +129,125 @@ def test_a_spark_failure_is_one_line(spark, tmp_path):
     con = SparkConnection(spark, store.wh, [run_id])
     with pytest.raises(UsageError, match=r"^spark: \[TABLE_OR_VIEW_NOT_FOUND\]"):
         con.execute("SELECT * FROM no_such_table")
+
+
+# ------------------------------------------------------------------ diff, compare and gates on Spark
+def same_cli(tmp_path, *args, code: int):
+    """Run one command on both engines in this process (one Spark session): exit code, stdout, stderr and
+    every file it writes (`{out}` in an argument: a path per engine) must be the same bytes."""
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401  (registers every command)
+    from laya_cases_cli.app import app
+
+    seen = {}
+    for engine in ("duckdb", "spark"):
+        folder = tmp_path / engine
+        folder.mkdir(parents=True, exist_ok=True)
+        argv = [str(a).replace("{out}", str(folder)) for a in args] + ["--engine", engine, "--spark-master", MASTER]
+        result = CliRunner().invoke(app, argv)
+        assert result.exit_code == code, (engine, result.stdout, result.stderr, result.exception)
+        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+        seen[engine] = (result.stdout, result.stderr, files)
+    assert seen["spark"] == seen["duckdb"]
+    return seen["duckdb"]
+
+
+FLIPS = {("intent", 1), ("intent", 2), ("intent", 5), ("spam", 3), ("spam", 7), ("intent", 11), ("spam", 14)}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """Two stores: test_diff's (runs a and b differ in the 7 FLIPS cases; `moved` drops a row, adds one and
+    relabels one) and the bundled support run with its flipped-answers twin (helpers.flipped_support_answers)."""
+    from flip_data import rows as flip_rows, write as write_rows
+    from helpers import flipped_support_answers
+    from laya_cases.ingest import ingest
+    from laya_cases.warehouse import Warehouse
+
+    base = tmp_path_factory.mktemp("pairs")
+    flips, support = Warehouse(base / "flips"), Warehouse(base / "support")
+    dataset = write_rows(base / "ds.jsonl", flip_rows(40), answers=False)
+    for run_id, rows in (("a", flip_rows(40)), ("b", flip_rows(40, flips=FLIPS)),
+                         ("moved", flip_rows(40, drop={4}, extra=1, relabel={8}))):
+        answers = write_rows(base / ("%s.jsonl" % run_id), rows)
+        ingest(flips, str(answers), run_id=run_id, dataset_path=None if run_id == "moved" else str(dataset))
+    data = ROOT / "data"
+    ingest(support, str(data / "support.answers.jsonl"), run_id="support", dataset_path=str(data / "support.jsonl"))
+    ingest(support, str(flipped_support_answers(base / "other.answers.jsonl")), run_id="other",
+           dataset_path=str(data / "support.jsonl"))
+    return {"base": base, "flips": flips.root, "support": support.root}
+
+
+def test_diff_is_the_same_on_spark(stores, tmp_path):
+    """Flips, McNemar, the paired bootstrap, slices, label drift and the flip-rate gate: text, JSON and
+    Markdown bytes and the exit code, on test_diff's pair, its moved run and the flipped support pair."""
+    out, _, files = same_cli(tmp_path / "ab", "diff", "a", "b", "-w", stores["flips"], "--by", "language",
+                             "--json", "{out}/d.json", "--markdown", "{out}/d.md", "--max-flip-rate", "0.05", code=1)
+    doc = json.loads(files["d.json"])
+    assert (doc["right_to_wrong"], doc["wrong_to_right"], len(doc["flips"])) == (4, 3, 7) and doc["ci95"]
+    assert doc["gate"]["failures"] and "4 right->wrong, 3 wrong->right over 80 paired cases" in out
+    _, _, files = same_cli(tmp_path / "moved", "diff", "a", "moved", "-w", stores["flips"], "--by", "tag",
+                           "--bootstrap", "100", "--seed", "3", "--json", "{out}/d.json", code=0)
+    doc = json.loads(files["d.json"])
+    assert (doc["only_in_a"], doc["only_in_b"], doc["label_changed"]) == (2, 2, 1)
+    _, _, files = same_cli(tmp_path / "support", "diff", "support", "other", "-w", stores["support"], "--by", "qid",
+                           "--json", "{out}/d.json", code=0)
+    assert json.loads(files["d.json"])["flips"]
+
+
+T62_RULES = [
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "min": 0.6},
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 5, "min": 0.1},
+    {"slice": {"qid": "urgency"}, "metric": "ece", "min_count": 1, "max": 0.5},
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.25},
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.2},
+    {"slice": {"language": "en"}, "metric": "ece", "min_count": 6, "max": 0.5},
+    {"slice": {"language": "en"}, "metric": "ece", "min_count": 7, "max": 0.5},
+]
+
+
+def test_t6_2_policy_thresholds_and_baseline_gate_the_same_on_spark(tmp_path):
+    """T6.2 (test_gates' policy on ties, its baseline and tolerance) plus --min/--max thresholds, one
+    absent metric among them: the FAIL lines, delta lines, exit 1 and the report JSON are DuckDB's."""
+    store = Store(tmp_path)
+    run_id = store.ingest(fixture_rows("ties.json"))
+    baseline = R.build(store.wh.connect([run_id]), run_id, R.Options())
+    baseline["overall"]["choice_accuracy"] = 0.7
+    baseline["slices"]["language"]["en"]["choice_accuracy"] = 0.75
+    (tmp_path / "base.json").write_text(json.dumps(baseline))
+    (tmp_path / "policy.json").write_text(json.dumps({"version": 1, "rules": T62_RULES}))
+    _, err, files = same_cli(tmp_path / "t62", "report", run_id, "-w", store.wh.root, "--baseline", tmp_path / "base.json",
+                             "--tolerance", "choice_accuracy=0.05", "--gate-policy", tmp_path / "policy.json",
+                             "--min", "choice_accuracy=0.9", "--max", "ece=0.01", "--min", "no_such_metric=1",
+                             "--json", "{out}/r.json", code=1)
+    fails = [line for line in err.splitlines() if line.startswith("FAIL: ")]
+    assert "FAIL: slice gate rule 2 (language=en, choice_accuracy): candidate count 4 is below min_count 5" in fails
+    assert len(fails) == 9 and json.loads(files["r.json"])["extensions"]["gate"]["policy"]
+
+
+@pytest.mark.parametrize("base_value, value, tol, verdict", [
+    (0.80, 0.79, 0.01, 1), (0.51, 0.50, 0.01, 1), (0.55, 0.50, 0.05, 1), (0.45, 0.50, 0.05, 0),
+    (0.7, 0.6666666666666666, 0.05, 0)])
+def test_t6_1_float_boundaries_are_the_same_on_spark(tmp_path, base_value, value, tol, verdict):
+    config = {"coverage_metric_definition": 2}
+    for name, v in (("c", value), ("b", base_value)):
+        (tmp_path / ("%s.json" % name)).write_text(json.dumps({"config": config, "overall": {"choice_accuracy": v}}))
+    out, _, _ = same_cli(tmp_path, "compare", tmp_path / "c.json", "--baseline", tmp_path / "b.json", "--tolerance",
+                         "choice_accuracy=%r" % tol, "-w", tmp_path / "wh", code=verdict)
+    assert out.startswith("choice_accuracy    baseline=%.4f value=%.4f" % (base_value, value))
+
+
+def test_compare_of_a_run_on_spark_is_the_same(stores, tmp_path):
+    """`compare other --baseline support.json --gate-policy` (the candidate's report built on each engine,
+    a relative rule over the flipped support pair)."""
+    from laya_cases.warehouse import Warehouse
+
+    wh = Warehouse(stores["support"])
+    (tmp_path / "support.json").write_text(json.dumps(R.build(wh.connect(["support"]), "support", R.Options())))
+    rules = [{"slice": {"qid": "intent"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.01},
+             {"slice": {"qid": "intent"}, "metric": "ece", "min_count": 1, "max": 0.5}]
+    (tmp_path / "policy.json").write_text(json.dumps({"version": 1, "rules": rules}))
+    out, err, _ = same_cli(tmp_path / "cmp", "compare", "other", "--baseline", tmp_path / "support.json",
+                           "--gate-policy", tmp_path / "policy.json", "-w", stores["support"], code=1)
+    assert "choice_accuracy" in out and "FAIL: slice gate rule 1" in err

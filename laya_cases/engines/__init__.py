@@ -13,7 +13,7 @@ The SQL stays in sql/; an engine holds no metric.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Protocol
+from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from .. import UsageError
 
@@ -45,3 +45,24 @@ def connect(wh, run_ids: Optional[List[str]] = None, engine: str = DEFAULT, mast
     from .spark import SparkConnection, session
 
     return SparkConnection(session(master), wh, run_ids, variants)
+
+
+def of(options) -> Tuple[str, Optional[str]]:
+    """(engine, master) of report options (report.Options), DuckDB's when there are none."""
+    return check_engine(getattr(options, "engine", None) or DEFAULT), getattr(options, "spark_master", None)
+
+
+def connect_tables(engine: str = DEFAULT, master: Optional[str] = None):
+    """A connection without the store, for tables registered from Python (the gates' and compare's,
+    laya_cases/gate_tables.py): DuckDB in memory, or a SparkSQL over a Spark session."""
+    if check_engine(engine) == "duckdb":
+        import duckdb
+
+        from .. import sql as sqlfiles
+
+        con = duckdb.connect()
+        sqlfiles.prepare_connection(con)
+        return con
+    from .spark import SparkSQL, session
+
+    return SparkSQL(session(master))

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import UsageError
 from .. import sql as sqlfiles
-from . import translate
+from . import translate, udfs
 
 ENGINE = "spark"
 REMOTE_ENV = "SPARK_REMOTE"
@@ -34,9 +34,11 @@ def session(master: Optional[str] = None):
 
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\..*")
     try:
+        from pyspark.logger import PySparkLogger
         from pyspark.sql import SparkSession
     except ImportError:
         raise UsageError("--engine spark needs pyspark and Java 17+: pip install 'laya-cases[spark]'") from None
+    PySparkLogger.getLogger("SQLQueryContextLogger").disabled = True   # a failure is our one line, not a JSON log
     remote = os.environ.get(REMOTE_ENV)
     builder = SparkSession.builder.appName("laya-cases").config("spark.log.level", "ERROR")
     if remote and not master:
@@ -81,14 +83,17 @@ def _sql(spark, text: str):
 
 
 def _register_udfs(spark) -> None:
-    """lc_exact_total: the one rounding function, as DuckDB registers it (laya_cases.sql.exact_total).
-    Pickled by value, so executors need Python and pyspark, not laya-cases."""
+    """lc_exact_total: the one rounding function, as DuckDB registers it (laya_cases.sql.exact_total);
+    lc_binomial_terms: what Spark SQL lacks for the McNemar macro (udfs.py). Pickled by value, so
+    executors need Python and pyspark, not laya-cases."""
     try:
         from pyspark import cloudpickle
-        cloudpickle.register_pickle_by_value(sys.modules[sqlfiles.__name__])
+        for module in (sqlfiles, udfs):
+            cloudpickle.register_pickle_by_value(sys.modules[module.__name__])
     except (ImportError, AttributeError, ValueError):
         pass
     spark.udf.register("lc_exact_total", sqlfiles.exact_total, "double")
+    spark.udf.register("lc_binomial_terms", udfs.binomial_terms, "double")
 
 
 class SparkResult:
@@ -123,15 +128,64 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class SparkConnection:
-    """Views decisions, cases, errors, runs and slice_sets over committed runs, as Warehouse.connect."""
+class SparkSQL:
+    """A Spark session as the SQL library's connection: execute, run_file, materialize_file, register.
+    The gates' and compare's tables are registered Arrow tables (laya_cases/gate_tables.py); a
+    SparkConnection adds the store's views."""
 
     engine = ENGINE
+
+    def __init__(self, spark):
+        self.spark = spark
+        self._views: List[str] = []
+
+    def _frame(self, rows: List[Dict[str, Any]], schema):
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return self.spark.createDataFrame(rows, schema=from_arrow_schema(schema))
+
+    def _view(self, name: str, frame) -> None:
+        frame.createOrReplaceTempView(name)
+        self._views.append(name)
+
+    # ------------------------------------------------------------------ what the SQL library calls
+    def execute(self, text: str, params: Optional[Dict[str, Any]] = None) -> SparkResult:
+        """One DuckDB statement (report.py's few inline ones), translated and run."""
+        return SparkResult(_sql(self.spark, translate.render(ENGINE, translate.tree(ENGINE, text), params or {})))
+
+    def run_file(self, name: str, params: Dict[str, Any]) -> SparkResult:
+        return SparkResult(self.frame(name, params))
+
+    def frame(self, name: str, params: Dict[str, Any]):
+        """sql/<name> (or its sql/_spark/ override) as a Spark DataFrame."""
+        return _sql(self.spark, translate.render(ENGINE, translate.file_tree(ENGINE, name), params))
+
+    def materialize_file(self, name: str, table: str, params: Dict[str, Any]) -> None:
+        """The table computed once (a local checkpoint: later files read it, not its plan)."""
+        with _spark_errors():
+            self._view(table, self.frame(name, params).localCheckpoint())
+
+    def register(self, name: str, table) -> None:
+        """An Arrow table as a view (the bootstrap's replicate weights)."""
+        self._view(name, self._frame(table.to_pylist(), table.schema))
+
+    def unregister(self, name: str) -> None:
+        self.spark.catalog.dropTempView(name)
+
+    def close(self) -> None:
+        """Drop the views this connection made and the tables it registered or materialized."""
+        for name in dict.fromkeys(self._views):
+            self.spark.catalog.dropTempView(name)
+        self._views = []
+
+
+class SparkConnection(SparkSQL):
+    """Views decisions, cases, errors, runs and slice_sets over committed runs, as Warehouse.connect."""
 
     def __init__(self, spark, wh, run_ids: Optional[List[str]] = None, variants: bool = False):
         from ..schema import DECISION_SCHEMA, SLICE_SET_SCHEMA
 
-        self.spark = spark
+        super().__init__(spark)
         duck = wh.connect(run_ids, variants)          # the damage check, and the runs rows (incomplete too)
         runs = duck.sql("SELECT * FROM runs").to_arrow_table()
         duck.close()
@@ -142,13 +196,8 @@ class SparkConnection:
             decisions = decisions.where("variant IS NULL OR variant = 'baseline'")
         self._view("decisions", decisions)
         self._view("slice_sets", self._read(SLICE_SET_SCHEMA, {rid: wh.slice_set_files(rid) for rid in ids}))
-        self.spark.sql("SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL").createOrReplaceTempView("cases")
-        self.spark.sql("SELECT * FROM decisions WHERE error IS NOT NULL").createOrReplaceTempView("errors")
-
-    def _frame(self, rows: List[Dict[str, Any]], schema):
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        return self.spark.createDataFrame(rows, schema=from_arrow_schema(schema))
+        self._view("cases", self.spark.sql("SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL"))
+        self._view("errors", self.spark.sql("SELECT * FROM decisions WHERE error IS NOT NULL"))
 
     def _read(self, schema, files: Dict[str, list]):
         """Each run's Parquet files read with the full schema (columns an older file lacks read as
@@ -169,35 +218,3 @@ class SparkConnection:
         for frame in frames[1:]:
             out = out.unionByName(frame)
         return out
-
-    @staticmethod
-    def _view(name: str, frame) -> None:
-        frame.createOrReplaceTempView(name)
-
-    # ------------------------------------------------------------------ what report.py calls
-    def execute(self, text: str, params: Optional[Dict[str, Any]] = None) -> SparkResult:
-        """One DuckDB statement (report.py's few inline ones), translated and run."""
-        return SparkResult(_sql(self.spark, translate.render(ENGINE, translate.tree(ENGINE, text), params or {})))
-
-    def run_file(self, name: str, params: Dict[str, Any]) -> SparkResult:
-        return SparkResult(self.frame(name, params))
-
-    def frame(self, name: str, params: Dict[str, Any]):
-        """sql/<name> (or its sql/_spark/ override) as a Spark DataFrame."""
-        return _sql(self.spark, translate.render(ENGINE, translate.file_tree(ENGINE, name), params))
-
-    def materialize_file(self, name: str, table: str, params: Dict[str, Any]) -> None:
-        """The table computed once (a local checkpoint: later files read it, not its plan)."""
-        with _spark_errors():
-            self.frame(name, params).localCheckpoint().createOrReplaceTempView(table)
-
-    def register(self, name: str, table) -> None:
-        """An Arrow table as a view (the bootstrap's replicate weights)."""
-        self._view(name, self._frame(table.to_pylist(), table.schema))
-
-    def unregister(self, name: str) -> None:
-        self.spark.catalog.dropTempView(name)
-
-    def close(self) -> None:
-        for name in ("decisions", "cases", "errors", "runs", "slice_sets"):
-            self.spark.catalog.dropTempView(name)

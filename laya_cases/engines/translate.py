@@ -83,9 +83,22 @@ def _portable(tree):
                 loop.args["iterator"].copy(), exp.Lambda(this=loop.this.copy(), expressions=[loop.expression.copy()])])
         if isinstance(node, exp.Window) and isinstance(node.parent, exp.Binary):
             return exp.Paren(this=node.copy())     # Spark reads `OVER o - x` as the window name `o-x`
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _FUNCTIONS:
+            return _FUNCTIONS[node.name.lower()](exp, *[a.copy() for a in node.expressions])
         return node
 
     return tree.transform(one)
+
+
+#: DuckDB functions sqlglot passes through unchanged that Spark names or spells otherwise (NULL in, NULL out)
+_FUNCTIONS = {
+    # isfinite(x): not NaN and below infinity in magnitude (Spark's isnan(NULL) is false, abs(NULL) < inf NULL)
+    "isfinite": lambda exp, x: exp.Paren(this=exp.and_(
+        exp.Not(this=exp.IsNan(this=x.copy())),
+        exp.LT(this=exp.Abs(this=x), expression=exp.Cast(this=exp.Literal.string("Infinity"),
+                                                          to=exp.DataType.build("DOUBLE"))))),
+    "suffix": lambda exp, s, t: exp.Anonymous(this="endswith", expressions=[s, t]),
+}
 
 
 @lru_cache(maxsize=512)
