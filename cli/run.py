@@ -141,9 +141,9 @@ def _announce(recorded, wh, quiet: bool) -> bool:
     if quiet:
         console.out(recorded.run_id)
     if getattr(recorded, "missing", None):
-        console.note("committed shard %d/%d of run %s to %s; %s" % (
-            recorded.shard, recorded.count, recorded.run_id, wh.root,
-            wh.incomplete_note(recorded.run_id) or "waiting for the other shards"))
+        console.note("committed shard %d/%d of run %s to %s; %s; the last shard prints the report and judges "
+                     "the gates" % (recorded.shard, recorded.count, recorded.run_id, wh.root,
+                                    wh.incomplete_note(recorded.run_id) or "waiting for the other shards"))
         return False
     if not quiet:
         console.committed(recorded.run_id, wh.root, recorded.n_errors)
