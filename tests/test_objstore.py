@@ -133,6 +133,7 @@ def test_url_spellings_name_one_warehouse_and_bad_ones_are_one_line(tmp_path):
     assert parse("s3://bkt/a/b/").base == parse("s3:/bkt/a/b").base == "s3://bkt/a/b"      # as Path folds it
     assert parse("S3A://bkt/x").base == "s3://bkt/x"
     assert parse("delta+file:///tmp/w").base == parse("delta+file:/tmp/w").base == "file:///tmp/w"
+    assert parse("delta+file:/tmp/w").name == "delta+file:///tmp/w" and parse("s3:/b/p").name == "s3://b/p"
     assert not is_url(str(tmp_path)) and not is_url("warehouse") and type(Warehouse(tmp_path)) is Warehouse
     assert type(Warehouse("s3://bkt/wh")).__name__ == "DeltaWarehouse"
     for bad in ("s3://", "s3:///", "delta+file://"):

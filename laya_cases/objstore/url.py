@@ -39,6 +39,11 @@ class Location:
     base: str
     scheme: str                 # "s3" or "file"
 
+    @property
+    def name(self) -> str:
+        """The URL as laya-cases shows it (delta+file:///... for a local path, not the tables' file://)."""
+        return "delta+" + self.base if self.scheme == "file" else self.base
+
     def table(self, name: str) -> str:
         return "%s/%s" % (self.base.rstrip("/"), name)
 

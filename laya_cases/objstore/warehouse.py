@@ -41,7 +41,7 @@ class UrlRoot(str):
 class DeltaWarehouse(Warehouse):
     def __init__(self, root):
         self.location = parse(str(root))
-        self.root = UrlRoot(self.location.base)        # type: ignore[assignment]
+        self.root = UrlRoot(self.location.name)        # type: ignore[assignment]
         self.damaged: Dict[str, str] = {}
 
     # ------------------------------------------------------------------ what only a directory has
