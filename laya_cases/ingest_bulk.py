@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from . import UsageError, jsontext
 from .dataset import Row, check_row
 from .decisions import DecisionBuffer
-from .ingest_columns import build
+from .ingest_columns import build, case_ids
 from .ingest_ids import CaseNumbers, from_hex
 from .ingest_template import Captures, Template, Unsupported, mask
 from .record import FLUSH_EVERY, RunRecorder
@@ -100,20 +100,36 @@ class BulkIngest:
         self.fast_rows = 0                   # rows read through a template (the rest: the per-row path)
 
     def run(self, progress: Optional[Callable[[int], None]] = None) -> None:
-        line_no = 0
+        """Block i+1 is read and parsed (a thread: DuckDB and Arrow let go of the GIL) while block i
+        becomes decision rows and block i-1 is written to Parquet (another thread)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        line_no, blocks, reader = 0, _blocks(self.path), ThreadPoolExecutor(1)
+
+        def read() -> Optional[tuple]:
+            lines = next(blocks, None)
+            return None if lines is None else (lines, self._match(lines))
+
         try:
-            for lines in _blocks(self.path):
-                self._block(lines, line_no)
-                line_no += len(lines)
+            ahead = reader.submit(read)
+            while True:
+                block = ahead.result()
+                if block is None:
+                    break
+                ahead = reader.submit(read)
+                self._block(block[0], line_no, block[1])
+                line_no += len(block[0])
                 if progress:
                     progress(self.rec.n_rows)
             if self.index == 0:
                 raise UsageError("%s contains no examples" % self.path)
             self._write()
         except BaseException:
+            reader.shutdown(wait=True)       # nothing runs on once the error is raised
             if self.writing is not None:     # the staging area is not left while a batch is being written
                 self.writer.shutdown(wait=True)
             raise
+        reader.shutdown()
         if self.writing is not None:
             self.writing.result()
             self.writer.shutdown()
@@ -149,7 +165,9 @@ class BulkIngest:
         ok = caps.ok(sub)
         if not ok.any():
             return todo
-        found.append((template, todo[ok], caps if ok.all() else caps.filter(ok)))
+        caps = caps if ok.all() else caps.filter(ok)
+        case_ids(caps)                       # here, in the reading thread
+        found.append((template, todo[ok], caps))
         return todo[~ok]
 
     def _duck(self, template: Template, lines: pa.Array) -> pa.Table:
@@ -196,8 +214,7 @@ class BulkIngest:
             return template
         return None
 
-    def _block(self, lines: pa.Array, first: int) -> None:
-        found = self._match(lines)
+    def _block(self, lines: pa.Array, first: int, found: List[Tuple[Template, np.ndarray, Any]]) -> None:
         n = len(lines)
         fast, counts = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
         for template, pos, _ in found:

@@ -7,7 +7,7 @@ the per-row path and its errors are the per-row path's errors.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,12 @@ def check(t: Template) -> None:
     """Learn which leaves must hold non-negative numbers; raise Unsupported for a shape not read here."""
     empty = pa.Table.from_arrays([pa.array([], _EMPTY[kind]) for kind in t.kinds], ["g%d" % i for i in range(len(t.kinds))])
     build(Captures(t, empty), pa.array([], pa.int64()), pa.array([], pa.int64()), learn=True)
+
+
+class Fixed(NamedTuple):
+    """A column holding one value on every line (built at its final length by _interleave)."""
+    value: Any
+    kind: pa.DataType
 
 
 class _Reader:
@@ -102,7 +108,7 @@ def _row_columns(r: _Reader, root: Dict[str, Node], line_no: pa.Array, row_index
     return {"row_index": row_index, "line_no": line_no, "language": language, "language_key": language_key,
             "model": model, "model_key": model_key, "tags": _tags(r, root.get("tags")),
             "item_id": r.key(item)[1], "call_id": row_index, "call_ms": call_ms,
-            "chunk_size": r.const(1, pa.int64()), "call_returned": r.const(True, _B)}
+            "chunk_size": Fixed(1, pa.int64()), "call_returned": Fixed(True, _B)}
 
 
 def _confidence(r: _Reader, fields: Dict[str, Node], kind: Any) -> tuple:
@@ -176,24 +182,24 @@ def _case_columns(r: _Reader, pos: int, qid: str, label: Node, answer: Node) -> 
     options, option_texts, instructions, question_type = t.facts(qid)
     conf, source, gate, probs = _confidence(r, fields, kind)
     correct, mae, predicted = _judged(r, fields, kind, label)
-    aligned = r.const(None, pa.list_(_F))
+    aligned: Any = Fixed(None, pa.list_(_F))
     if probs is not None:
-        aligned = r.const([], pa.list_(_F)) if not options else _aligned(r, probs, options)
+        aligned = Fixed([], pa.list_(_F)) if not options else _aligned(r, probs, options)
     abstention = fields.get("abstention")
     expected_kind = {"str": "string", "num": "number", "bool": "bool"}.get(label.kind) or (
         "null" if label.value is None else "other")
-    return {"qid": r.const(qid, _S), "qid_pos": r.const(pos, pa.int64()),
-            "question_type": r.const(question_type, _S), "instructions": r.const(instructions, _S),
-            "options": r.const(list(options), pa.list_(_S)), "option_texts": r.const(list(option_texts), pa.list_(_S)),
-            "expected_json": r.cap.text(label.parts), "expected_kind": r.const(expected_kind, _S),
-            "answer_type": r.const(kind, _S), "answer_json": r.cap.text(answer.parts), "predicted": predicted,
+    return {"qid": Fixed(qid, _S), "qid_pos": Fixed(pos, pa.int64()),
+            "question_type": Fixed(question_type, _S), "instructions": Fixed(instructions, _S),
+            "options": Fixed(list(options), pa.list_(_S)), "option_texts": Fixed(list(option_texts), pa.list_(_S)),
+            "expected_json": r.cap.text(label.parts), "expected_kind": Fixed(expected_kind, _S),
+            "answer_type": Fixed(kind, _S), "answer_json": r.cap.text(answer.parts), "predicted": predicted,
             "probabilities": aligned, "noul_p": r.num(fields.get("noul")), "score_value": r.num(fields.get("score")),
             "answer_confidence": r.num(fields.get("answer_confidence")),
             "confidence_field": r.num(fields.get("confidence")), "confidence": conf,
-            "confidence_source": r.const(source, _S), "gate_confidence": gate, "correct": correct,
+            "confidence_source": Fixed(source, _S), "gate_confidence": gate, "correct": correct,
             "score_mae": mae,
             "abstention": r.value(abstention) if abstention is not None and abstention.kind == "str" else r.const(None, _S),
-            "temperature_bucket": r.const(questions_bucket(kind, options), _S)}
+            "temperature_bucket": Fixed(questions_bucket(kind, options), _S)}
 
 
 def _aligned(r: _Reader, probs: Node, options: List[str]) -> pa.Array:
@@ -216,12 +222,18 @@ def _interleave(per_qid: List[Dict[str, Any]], m: int) -> pa.Table:
     arrays = []
     for field in DECISION_SCHEMA:
         columns = [c.get(field.name) for c in per_qid]
-        if columns[0] is None and all(c is None for c in columns):
+        if all(c is None or (isinstance(c, Fixed) and c.value is None) for c in columns):
             arrays.append(pa.nulls(m * k, field.type))
             continue
-        columns = [pa.nulls(m, field.type) if c is None else c for c in columns]
-        if any(c.type != field.type for c in columns):
+        columns = [Fixed(None, field.type) if c is None else c for c in columns]
+        if any(c.kind != field.type if isinstance(c, Fixed) else c.type != field.type for c in columns):
             raise Unsupported("type")
+        if all(isinstance(c, Fixed) for c in columns):           # one value per qid: k values, repeated
+            index = np.zeros(m * k, dtype=np.int32) if k == 1 else np.tile(np.arange(k, dtype=np.int32), m)
+            arrays.append(pa.array([c.value for c in columns], field.type).take(index))
+            continue
+        columns = [pa.array([c.value], c.kind).take(np.zeros(m, dtype=np.int32)) if isinstance(c, Fixed) else c
+                   for c in columns]
         if k == 1:
             arrays.append(columns[0])
         elif all(c is columns[0] for c in columns):          # a row's own value, on each of its cases
@@ -240,13 +252,21 @@ def build(cap: Captures, line_no: pa.Array, row_index: pa.Array, learn: bool = F
     expected, answers = root["expected"].children, root["answers"].children
     if not expected:
         raise Unsupported("no expected")
-    states = cap.text(root["state"].parts).cast(pa.binary()).to_pylist() if r.m else []
     per_qid = []
     for pos, (qid, label) in enumerate(expected.items()):
         if qid not in answers:
             raise Unsupported("missing answer")
         columns = dict(row, **_case_columns(r, pos, qid, label, answers[qid]))
-        suffix = ("\x00%s\x00%s" % (qid, cap.t.body_json(qid))).encode("utf-8", "surrogatepass")
-        columns["case_id"] = to_hex(digests([state + suffix for state in states]))   # decisions.case_digest
+        columns["case_id"] = case_ids(cap)[qid]
         per_qid.append(columns)
     return _interleave(per_qid, r.m)
+
+
+def case_ids(cap: Captures) -> Dict[str, pa.Array]:
+    """The unnumbered case id of every line and expected qid (decisions.case_digest), computed once."""
+    if not cap.case_ids:
+        states = cap.text(cap.t.root.children["state"].parts).cast(pa.binary()).to_pylist() if cap.m else []
+        for qid in cap.t.root.children["expected"].children:
+            suffix = ("\x00%s\x00%s" % (qid, cap.t.body_json(qid))).encode("utf-8", "surrogatepass")
+            cap.case_ids[qid] = to_hex(digests([state + suffix for state in states]))
+    return cap.case_ids

@@ -177,6 +177,7 @@ class Captures:
                     for i in range(len(template.kinds))]
         self.tok: List[pa.Array] = []
         self.ctok: Dict[int, pa.Array] = {}
+        self.case_ids: Dict[str, pa.Array] = {}      # qid -> unnumbered case ids (ingest_columns.case_ids)
         names = set(table.column_names)
         for leaf, kind in enumerate(template.kinds):
             if kind == "float" and "f%d" % leaf in names:      # DuckDB's double -> VARCHAR is Python's repr()
@@ -207,6 +208,7 @@ class Captures:
         other.col = [c.filter(keep) for c in self.col]
         other.tok = [c.filter(keep) for c in self.tok]
         other.ctok = {k: c.filter(keep) for k, c in self.ctok.items()}
+        other.case_ids = {k: c.filter(keep) for k, c in self.case_ids.items()}
         return other
 
     def text(self, parts: List[Any]) -> pa.Array:
