@@ -317,6 +317,24 @@ class _Inference:
         })
         return settings
 
+    def run_row(self, dataset_sha: str, extend_config: Optional[Callable[[Dict[str, Any]], None]] = None
+                ) -> Dict[str, Any]:
+        """The runs entry as the run stands: written with every chunk and at the end (run, shards)."""
+        info, config = self.info, self.config(dataset_sha)
+        if extend_config is not None:
+            extend_config(config)
+        return dict(kind="run", dataset=self.opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
+                    model_id=info.model_id, model_revision=info.revision, config=config,
+                    settings=self.settings())
+
+    def checkpoint(self, recorder: RunRecorder, key: Dict[str, Any], dataset_sha: str,
+                   extend_config: Optional[Callable[[Dict[str, Any]], None]] = None) -> Callable[[int], None]:
+        """The per-row hook that commits a chunk when one is due."""
+        def due(done: int) -> None:
+            if recorder.chunk_due(done):
+                recorder.commit_chunk(done, key, **self.run_row(dataset_sha, extend_config))
+        return due
+
 
 def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
             clock: Callable[[], float] = time.perf_counter,
@@ -359,22 +377,11 @@ def execute(wh: Warehouse, opts: RunOptions, *, runner: Optional[Runner] = None,
     if on_loaded:
         on_loaded(len(rows))
 
-    def run_row() -> Dict[str, Any]:
-        info, config = inference.info, inference.config(dataset_sha)
-        if extend_config is not None:
-            extend_config(config)
-        return dict(kind="run", dataset=opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
-                    model_id=info.model_id, model_revision=info.revision, config=config,
-                    settings=inference.settings())
-
-    def checkpoint(done: int) -> None:
-        if recorder.chunk_due(done):
-            recorder.commit_chunk(done, key, **run_row())
-
+    checkpoint = inference.checkpoint(recorder, key, dataset_sha, extend_config)
     try:
         with recorder.staging(resume=opts.resume):
             inference.run(recorder, progress, RS.restore(recorder.resumed, inference), checkpoint)
-            return recorder.commit(**run_row())
+            return recorder.commit(**inference.run_row(dataset_sha, extend_config))
     except RunnerCrash as crash:
         crash.run_id = run_id         # committed chunks stay as an incomplete run (`--resume` continues it)
         raise

@@ -186,23 +186,12 @@ def execute(wh, opts: Any, *, runner: Any = None, clock: Callable[[], float] = t
     if on_loaded:
         on_loaded(len(mine))
 
-    def run_row() -> Dict[str, Any]:
-        info, config = inference.info, inference.config(dataset_sha)
-        if extend_config is not None:
-            extend_config(config)
-        return dict(kind="run", dataset=opts.dataset, dataset_sha256=dataset_sha, runner=info.runner,
-                    model_id=info.model_id, model_revision=info.revision, config=config,
-                    settings=inference.settings())
-
-    def checkpoint(done: int) -> None:
-        if recorder.chunk_due(done):
-            recorder.commit_chunk(done, key, **run_row())
-
+    checkpoint = inference.checkpoint(recorder, key, dataset_sha, extend_config)
     try:
         with recorder.shard_staging(rows, key) as record:
             skip = RS.restore(record if record["parts"] else None, inference)
             inference.run(recorder, progress, skip, checkpoint)
-            return recorder.commit(**run_row())
+            return recorder.commit(**inference.run_row(dataset_sha, extend_config))
     except RunnerCrash as crash:
         crash.run_id = run_id         # the shard's committed chunks stay; the same command continues it
         raise
