@@ -88,5 +88,6 @@ class CaseNumbers:
             return
         self.runs.append(fresh)
         while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
-            last = self.runs.pop()
-            self.runs[-1] = np.sort(np.concatenate([self.runs[-1], last]))
+            merged = np.concatenate([self.runs[-2], self.runs.pop()])
+            merged.sort()                    # in place: the merge holds the runs and one copy, no more
+            self.runs[-1] = merged
