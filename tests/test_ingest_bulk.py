@@ -437,3 +437,28 @@ def test_slice_sets_of_many_distinct_attributes_are_numbered_in_first_appearance
                       for k in ("language_key", "model_key", "qid", "tags", "answer_type", "correct"))
         want.append(ids.setdefault(combo, len(ids)))
     assert got == want
+
+
+@pytest.mark.parametrize("bad_first", [True, False])
+def test_a_late_carriage_return_reads_row_by_row_from_the_start(tmp_path, monkeypatch, bad_first):
+    """Block i+1 is read while block i is being stored: a carriage return found ahead still sends the
+    whole file to the per-row path, and a bad line before it is still the one error."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 4000)
+    rng = random.Random(12)
+    rows = [json.dumps(_vary(rng, {"state": "s", "questions": BODIES, "expected": {"spam": True},
+                                   "answers": {"spam": {"type": "noul", "noul": 0.25}}}), ensure_ascii=False)
+            for _ in range(120)]
+    if bad_first:
+        rows[3] = rows[3].replace('"noul": ', '"noul": "', 1).replace("}}", '"}}', 1)    # a string noul
+    data = "\n".join(rows).encode("utf-8") + b"\r\n" + rows[0].encode("utf-8") + b"\n"
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(data)
+    if not bad_first:
+        ingest_both(tmp_path, path)
+        return
+    messages = []
+    for bulk in (True, False):
+        with pytest.raises(UsageError) as err:
+            ingest(Warehouse(str(tmp_path / ("wh%d" % bulk))), str(path), run_id="r", bulk=bulk)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and ":4 " in messages[0]
