@@ -1,5 +1,5 @@
 """The report JSON, streamed: the document without its cases is small (report.dumps); the `cases`
-list is written batch by batch straight from sql/report/cases.sql, never held as Python dicts.
+list is written batch by batch straight from sql/report/case_texts.sql, never held as Python dicts.
 
 The bytes are exactly report.dumps(doc) of the full document (json.dumps with indent=2, sorted keys,
 ensure_ascii=False; floats as Python's repr, NaN/Infinity as json writes them): each case is one
@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TextIO
 
 import duckdb
@@ -22,6 +23,10 @@ _STR: Callable[[str], str] = json.encoder.encode_basestring       # C escaper, a
 _FLOAT = float.__repr__
 _INT = int.__repr__
 BATCH = 8192                                                      # cases fetched and written at a time
+#: DuckDB's memory for streaming the cases (sorted into case order, each case's text but its answer built by
+#: DuckDB: 2M cases hold ~1.2 GB) unless $LAYA_CASES_MEMORY_LIMIT is set; beyond it the sort spills to disk
+#: ($LAYA_CASES_TEMP_DIR), which costs ~10% time.
+STREAM_MEMORY = "512MB"
 CASE_PAD, FIELD_PAD = " " * 4, " " * 6                            # the cases list sits at level 1
 
 
@@ -60,10 +65,18 @@ def encode(value: Any, pad: str) -> str:
         if not any(type(v) in _NESTED for v in items):
             return "%s\n%s%s\n%s%s" % ("{" if kind is dict else "[", inner, _flat(pad)(value)[1:-1], pad,
                                        "}" if kind is dict else "]")
+        parts = []                       # scalars inline: one call per nested container only
         if kind is dict:
-            return "{\n%s\n%s}" % (",\n".join("%s%s: %s" % (inner, _STR(k), encode(v, inner))
-                                              for k, v in sorted(value.items())), pad)
-        return "[\n%s\n%s]" % (",\n".join(inner + encode(v, inner) for v in value), pad)
+            for k in sorted(value):
+                v = value[k]
+                scalar = _SCALAR.get(type(v))
+                parts.append("%s: %s" % (_STR(k), scalar(v) if scalar is not None else encode(v, inner)))
+        else:
+            for v in value:
+                scalar = _SCALAR.get(type(v))
+                parts.append(scalar(v) if scalar is not None else encode(v, inner))
+        return "%s\n%s%s\n%s%s" % ("{" if kind is dict else "[", inner, (",\n" + inner).join(parts), pad,
+                                   "}" if kind is dict else "]")
     # anything else (a subclass of a JSON type): json itself, re-indented
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True).replace("\n", "\n" + pad)
 
@@ -73,7 +86,8 @@ class _Texts:
 
     def __init__(self, pad: str, limit: int = 100000):
         self.pad, self.limit, self.seen = pad, limit, {}
-        self.decode = json.JSONDecoder().decode
+        decoder = json.JSONDecoder()
+        self.decode, self.scan = decoder.decode, json.scanner.make_scanner(decoder)
 
     def __call__(self, text: Optional[str]) -> str:
         if text is None:
@@ -82,7 +96,13 @@ class _Texts:
         if out is None:
             if len(self.seen) >= self.limit:
                 self.seen.clear()
-            out = self.seen[text] = encode(self.decode(text), self.pad)
+            try:                         # json.loads without its two Python wrappers, for a text with no padding
+                value, end = self.scan(text, 0)
+                if end != len(text):
+                    value = self.decode(text)
+            except StopIteration:        # leading whitespace, or not JSON (then decode raises as before)
+                value = self.decode(text)
+            out = self.seen[text] = encode(value, self.pad)
         return out
 
 
@@ -96,50 +116,49 @@ def score_keys(score_within: Sequence[float]) -> List[tuple]:
     return sorted(sources.items())
 
 
-def _template(keys: List[tuple]) -> str:
-    """One case as a %-template: answer, confidence, correct, expected, language, model, qid, the
-    scores in `keys` order, tags."""
-    fields = "".join(',\n%s"%s": %%s' % (FIELD_PAD, name) for name in ("confidence", "correct", "expected",
-                                                                       "language", "model", "qid"))
-    scores = ",\n".join("%s  %s: %%s" % (FIELD_PAD, _STR(k).replace("%", "%%")) for k, _ in keys)
-    return '%s{\n%s"answer": %%s%s,\n%s"scores": {\n%s\n%s},\n%s"tags": %%s\n%s}' % (
-        CASE_PAD, FIELD_PAD, fields, FIELD_PAD, scores, FIELD_PAD, FIELD_PAD, CASE_PAD)
+def _pieces(keys: List[tuple]) -> List[str]:
+    """One case's text between its fields: before the answer, then after each of answer, confidence,
+    correct, expected, language, model, qid, the scores in `keys` order, and the tags."""
+    fields = ["confidence", "correct", "expected", "language", "model", "qid"]
+    pieces = ['%s{\n%s"answer": ' % (CASE_PAD, FIELD_PAD)]
+    pieces += [',\n%s"%s": ' % (FIELD_PAD, name) for name in fields]
+    pieces.append(',\n%s"scores": {\n%s  %s: ' % (FIELD_PAD, FIELD_PAD, _STR(keys[0][0])))
+    pieces += [',\n%s  %s: ' % (FIELD_PAD, _STR(k)) for k, _ in keys[1:]]
+    pieces.append('\n%s},\n%s"tags": ' % (FIELD_PAD, FIELD_PAD))
+    pieces.append("\n%s}" % CASE_PAD)
+    return pieces
 
 
-def case_texts(result, score_within: Sequence[float]) -> Iterator[List[str]]:
-    """Batches of rendered cases (each `    {...}` at list level 1) from a cases.sql result."""
+def tolerances_in_key_order(score_within: Sequence[float]) -> List[float]:
+    """The tolerances case_texts.sql takes: one per score_within key, in the order the case's `scores` sort
+    (after choice_accuracy, mean_confidence, noul_accuracy and score_mae, whose order it hardcodes)."""
     keys = score_keys(score_within)
-    order = [source for _, source in keys]
-    template = _template(keys)
-    score_pad = FIELD_PAD + "  "
+    assert [source for _, source in keys[:4]] == [0, 3, 1, 2], keys
+    return [float(score_within[source - 4]) for _, source in keys[4:]]
+
+
+def case_values(con: duckdb.DuckDBPyConnection, run_id: str) -> List[Dict[str, str]]:
+    """The run's distinct qids, tag lists, expected, language and model texts, each rendered once as it
+    reads in a case ({kind, key, text}: case_texts.sql joins them by key)."""
+    qids, tag_lists, expecteds, languages, models = sqlfiles.query(
+        con, "report/case_values.sql", {"run_id": run_id}).fetchone()
     texts = _Texts(FIELD_PAD)
+    values = [{"kind": "qid", "key": q, "text": encode(q, FIELD_PAD)} for q in qids or ()]
+    values += [{"kind": "tags", "key": t, "text": encode(json.loads(t), FIELD_PAD)} for t in tag_lists or ()]
+    for kind, keys in (("expected", expecteds), ("language", languages), ("model", models)):
+        values += [{"kind": kind, "key": k, "text": texts(k)} for k in keys or ()]
+    return values
+
+
+def case_texts(result, first: str) -> Iterator[List[str]]:
+    """Batches of rendered cases (each `    {...}` at list level 1) from a report/case_texts.sql result:
+    `first` (the text before the answer), the answer re-rendered here, then the rest as DuckDB wrote it."""
     answers = _Texts(FIELD_PAD, limit=20000)      # repeated answers (rounded confidences) rendered once
-    small: Dict[Any, str] = {}               # qids and tag lists repeat: render each once
-
-    def scalar(value: Any) -> str:
-        known = _SCALAR.get(type(value))
-        return known(value) if known is not None else encode(value, score_pad)
-
     while True:
         chunk = result.fetchmany(BATCH)
         if not chunk:
             return
-        out = []
-        for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae, within) in chunk:
-            tags = tuple(tags or ())
-            q, t = small.get(qid), small.get(tags)
-            if q is None:
-                q = small[qid] = encode(qid, FIELD_PAD)
-            if t is None:
-                t = small[tags] = encode(list(tags), FIELD_PAD)
-            c = scalar(conf)
-            values = (scalar(ca), scalar(na), scalar(mae), c, *map(scalar, within)) if within else \
-                (scalar(ca), scalar(na), scalar(mae), c)
-            out.append(template % (answers(answer), c, scalar(correct), texts(expected), texts(language),
-                                   texts(model), q, *[values[i] for i in order], t))
-        if len(small) > 100000:
-            small.clear()
-        yield out
+        yield [first + answers(answer) + rest for answer, rest in chunk]
 
 
 _HEAD = '{\n  "cases": []'
@@ -156,12 +175,14 @@ def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnect
         return
     text = R.dumps(dict(doc, cases=[]))
     assert text.startswith(_HEAD), "the cases list is the document's first key"
-    result = sqlfiles.query(con, "report/cases.sql",
-                            {"run_id": run_id, "tolerances": [float(t) for t in score_within]})
+    pieces = _pieces(score_keys(score_within))
+    result = sqlfiles.query(con, "report/case_texts.sql", {
+        "run_id": run_id, "tolerances": tolerances_in_key_order(score_within), "pieces": pieces,
+        "values": case_values(con, run_id)})
     total, done = int(doc["extensions"]["run"].get("n_cases") or 0), 0
     out.write(_HEAD[:-1])
     first = True
-    for batch in case_texts(result, score_within):
+    for batch in case_texts(result, pieces[0]):
         out.write("\n" if first else ",\n")
         out.write(",\n".join(batch))
         first = False
@@ -183,6 +204,8 @@ def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequen
 
     try:
         con = wh.connect([run_id]) if with_cases else None
+        if con is not None and not os.environ.get(sqlfiles.MEMORY_ENV):
+            con.execute("SET memory_limit = '%s'" % STREAM_MEMORY)     # the sort spills; RSS stays small
         if target == "-":
             sys.stdout.flush()
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)

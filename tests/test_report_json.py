@@ -125,3 +125,42 @@ def test_cli_json_unwritable_is_one_line(store, tmp_path):
     result = _invoke("report", "edge", "-w", str(store.root), "--json", str(tmp_path / "no" / "such" / "r.json"))
     assert result.exit_code == 2 and result.stderr.startswith("laya-cases: cannot write report")
     assert len(result.stderr.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------- what DuckDB writes (issue 8)
+def test_duckdb_writes_a_double_as_repr_does():
+    """report/case_texts.sql has DuckDB write every number of a case: CAST(DOUBLE AS VARCHAR) must be
+    Python's repr (the shortest round-trip text, same exponent form) on edge and random doubles."""
+    import duckdb
+
+    rng = random.Random(11)
+    values = [v for v in EDGE_FLOATS + _random_doubles(rng, 20000) + [rng.random() for _ in range(2000)]
+              + [round(rng.random(), 4) for _ in range(2000)] + [rng.uniform(-1e9, 1e9) for _ in range(2000)]
+              if math.isfinite(v)]
+    con = duckdb.connect()
+    texts = con.execute("SELECT [CAST(x AS VARCHAR) FOR x IN $v]", {"v": values}).fetchone()[0]
+    wrong = [(v, t) for v, t in zip(values, texts) if t != repr(v)]
+    assert not wrong, wrong[:5]
+
+
+def test_streaming_caps_duckdb_memory_unless_the_user_set_it(store, tmp_path, monkeypatch):
+    """The cases are sorted into case order by DuckDB: its memory for that is STREAM_MEMORY (the sort
+    spills), or what $LAYA_CASES_MEMORY_LIMIT says."""
+    seen = []
+    connect = Warehouse.connect
+
+    def spy(self, *args, **kwargs):
+        con = connect(self, *args, **kwargs)
+        seen.append(con)
+        return con
+
+    monkeypatch.setattr(Warehouse, "connect", spy)
+    doc = R.build(connect(store, ["edge"]), "edge", R.Options(include_cases=False))
+    monkeypatch.delenv("LAYA_CASES_MEMORY_LIMIT", raising=False)
+    RJ.save(str(tmp_path / "a.json"), doc, store, "edge", ())
+    limit = seen[-1].execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert limit == "488.2 MiB" and RJ.STREAM_MEMORY == "512MB"
+    monkeypatch.setenv("LAYA_CASES_MEMORY_LIMIT", "300MiB")
+    RJ.save(str(tmp_path / "b.json"), doc, store, "edge", ())
+    assert seen[-1].execute("SELECT current_setting('memory_limit')").fetchone()[0] == "300.0 MiB"
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
