@@ -65,6 +65,17 @@ def new_run_id() -> str:
     return "%s-%s" % (now, secrets.token_hex(3))
 
 
+def derived_views(con, baseline_only: bool) -> None:
+    """`cases` and `errors` over the `decisions` view, the same on every storage; a robustness run's
+    decisions are its baseline rows unless the caller asked for the variants."""
+    if baseline_only:
+        con.execute("ALTER VIEW decisions RENAME TO decisions_all")
+        con.execute("CREATE VIEW decisions AS SELECT * FROM decisions_all "
+                    "WHERE variant IS NULL OR variant = 'baseline'")
+    con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
+    con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
+
+
 class Warehouse:
     def __new__(cls, root: Path | str = "warehouse"):
         """s3://..., delta+file://... name Delta Lake tables (laya_cases/objstore, docs/scale.md)."""
@@ -226,13 +237,8 @@ class Warehouse:
               rows=self._incomplete_rows(ids) if run_ids is not None else None)
         _view(con, "slice_sets", [str(p.resolve()) for rid in ids for p in self.slice_set_files(rid)],
               "SLICE_SET_SCHEMA", run_id=run_id)
-        if run_ids is not None and not variants and ids and con.execute(
-                "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0]:
-            con.execute("ALTER VIEW decisions RENAME TO decisions_all")
-            con.execute("CREATE VIEW decisions AS SELECT * FROM decisions_all "
-                        "WHERE variant IS NULL OR variant = 'baseline'")
-        con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
-        con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
+        derived_views(con, run_ids is not None and not variants and bool(ids) and con.execute(
+            "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0] > 0)
         return con
 
     def _incomplete_rows(self, ids: List[str]) -> List[Dict[str, object]]:

@@ -23,7 +23,7 @@ import pyarrow as pa
 from .. import UsageError
 from ..schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 from ..store_write import StagedRun, write_table
-from ..warehouse import CASE_FILE, Warehouse, validate_run_id
+from ..warehouse import CASE_FILE, Warehouse, derived_views, validate_run_id
 from . import delta
 from .url import parse
 
@@ -94,12 +94,8 @@ class DeltaWarehouse(Warehouse):
             if data is not None and eager:
                 data = data.to_table(columns=names)
             _register(con, view, empty if data is None else data, names)
-        if eager and not variants and runs.num_rows and "robustness" in runs.column("kind").to_pylist():
-            con.execute("ALTER VIEW decisions RENAME TO decisions_all")
-            con.execute("CREATE VIEW decisions AS SELECT * FROM decisions_all "
-                        "WHERE variant IS NULL OR variant = 'baseline'")
-        con.execute("CREATE VIEW cases AS SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL")
-        con.execute("CREATE VIEW errors AS SELECT * FROM decisions WHERE error IS NOT NULL")
+        derived_views(con, bool(eager and not variants and runs.num_rows
+                                and "robustness" in runs.column("kind").to_pylist()))
         return con
 
     # ------------------------------------------------------------------ writing
