@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -167,26 +168,42 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
     for f in order:
         if weighted.intersection(f.inputs):
             weighted.add(f.name)
-    values: Dict[str, list] = {"dim": [], "key": [], "metric": [], "value": []}
+    cells: Dict[tuple, int] = {}               # (dim, key, metric) -> its code: 12 bytes a replicate value
+    codes, values = array("i"), array("d")
     for first, last, replicate, position, multiplicity in replicate_batches(options.seed, n, b):
         con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position],
                                                "w": multiplicity}))
         catalogue.materialize_all(con, [f for f in order if first == 0 or f.name in weighted], {"run_id": run_id})
         for name, path, params in ratios:
             for r in sqlfiles.rows(sqlfiles.query(con, path, params)):
-                for column, item in (("dim", r["dim"]), ("key", r["key"]), ("metric", name), ("value", r["value"])):
-                    values[column].append(item)
+                codes.append(cells.setdefault((r["dim"].split("@", 1)[0], r["key"], name), len(cells)))
+                values.append(math.nan if r["value"] is None else r["value"])
         con.unregister("boot_weights")
         if options.progress is not None:
             options.progress(last, b)
-    con.register("boot_values", pa.table(values, schema=pa.schema([("dim", pa.string()), ("key", pa.string()),
-                                                                   ("metric", pa.string()), ("value", pa.float64())])))
+    con.register("boot_values", _replicate_values(cells, codes, values, decoded=hasattr(con, "run_file")))
     lower, upper = quantile_levels(options.level)
     for r in sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
         entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])
         if entry is not None:
             entry["ci"] = {"level": options.level, "lower": r["lower"], "upper": r["upper"], "B": b,
                            "B_used": r["B_used"], "seed": options.seed, "unit": "row"}
+
+
+def _replicate_values(cells: Dict[tuple, int], codes, values, decoded: bool):
+    """boot_values (dim, key, metric, value) for intervals.sql: the three names dictionary-encoded over
+    the cell codes (another engine gets plain strings), so B replicates cost 12 bytes a value."""
+    import numpy as np
+    import pyarrow as pa
+
+    index = pa.array(np.frombuffer(codes, dtype=np.int32) if codes else np.empty(0, np.int32))
+    names = list(zip(*cells)) or [(), (), ()]
+    columns = {c: pa.DictionaryArray.from_arrays(index, pa.array(list(part), pa.string()))
+               for c, part in zip(("dim", "key", "metric"), names)}
+    if decoded:
+        columns = {c: a.dictionary_decode() for c, a in columns.items()}
+    columns["value"] = pa.array(np.frombuffer(values, dtype=np.float64) if values else np.empty(0), pa.float64())
+    return pa.table(columns)
 
 
 def _published(metrics: Metrics, group: tuple) -> Dict[str, float]:
