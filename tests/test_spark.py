@@ -11,7 +11,6 @@ import math
 import os
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,7 @@ pytest.importorskip("sqlglot", reason="sqlglot not installed (pip install 'laya-
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
     pytest.skip("--engine spark needs Java 17+ (none on PATH or JAVA_HOME)", allow_module_level=True)
 
-from helpers import ROOT, cli, fixture_rows, record_to_row  # noqa: E402
+from helpers import ROOT, fixture_rows, record_to_row  # noqa: E402
 from laya_cases import report as R  # noqa: E402
 from laya_cases.engines import translate  # noqa: E402
 from laya_cases.engines.spark import SparkConnection, session  # noqa: E402
@@ -33,9 +32,19 @@ MASTER = "local[2]"
 EXTRAS = dict(score_within=(0.5, 0.0), coverages=(0.3, 1.0), thresholds=(0.6,))
 
 
-@pytest.fixture(scope="module")
+#: The test session's settings (tiny tables, many short queries): few shuffle partitions, no adaptive
+#: re-planning, no whole-stage code generation, the JVM's quick C1 compiler, no UI. The results are the
+#: same bits with Spark's defaults (docs/scale.md); these only cut the JVM's warm-up and per-query cost.
+TEST_CONF = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+             "spark.sql.adaptive.enabled": "false", "spark.sql.codegen.wholeStage": "false",
+             "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+             "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+
+
+@pytest.fixture(scope="session", autouse=True)
 def spark():
-    return session(MASTER)
+    """One Spark session for every test here: the CLI's `--spark-master local[2]` finds it (getOrCreate)."""
+    return session(MASTER, TEST_CONF)
 
 
 def both(spark, wh, run_id, **options):
@@ -95,15 +104,29 @@ def test_a_synthetic_run_reports_the_same_on_spark(spark, tmp_path, distinct):
 
 def test_the_cli_json_is_the_same_file(tmp_path):
     """`report RUN --engine spark --json F` writes DuckDB's bytes (the cases listing is streamed from the
-    store either way)."""
+    store either way); in this process, so the test session serves it."""
     store = Store(tmp_path)
     run_id = store.ingest(fixture_rows("ties.json"))
-    env = {**os.environ, "LAYA_CASES_WAREHOUSE": str(store.wh.root)}
-    for engine in ("duckdb", "spark"):
-        proc = cli("report", run_id, "--engine", engine, "--spark-master", MASTER, "--json",
-                   str(tmp_path / ("%s.json" % engine)), "--min", "choice_accuracy=0.1", env=env)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (tmp_path / "spark.json").read_bytes() == (tmp_path / "duckdb.json").read_bytes()
+    same_cli(tmp_path / "cli", "report", run_id, "-w", store.wh.root, "--json", "{out}/r.json",
+             "--min", "choice_accuracy=0.1", code=0)
+
+
+def test_mcnemar_p_is_the_same_bits_on_spark(spark):
+    """sql/_spark/macros/mcnemar_exact.sql against DuckDB's macro: exact binomial counts (n <= 33, both
+    sides of 20, where Spark's factorial stops) and the lgamma terms above, on one grid in one query."""
+    import duckdb
+
+    from laya_cases import sql as sqlfiles
+    from laya_cases.engines.spark import SparkSQL
+
+    grid = [(b, c) for b in (0, 1, 4, 16, 17, 20, 33, 34, 50, 120, 1000) for c in (0, 3, 16, 17, 30, 40, 999)]
+    query = ("SELECT b, c, lc_mcnemar_p(b, c) AS p FROM (SELECT CAST(b AS BIGINT) AS b, CAST(c AS BIGINT) AS c "
+             "FROM (VALUES %s) t(b, c)) ORDER BY b, c" % ", ".join("(%d, %d)" % g for g in grid))
+    duck = duckdb.connect()
+    sqlfiles.prepare_connection(duck)
+    expected = duck.execute(query).fetchall()
+    assert len(expected) == len(grid) and expected[0][2] == 1.0 and 0 < min(r[2] for r in expected) < 1e-200
+    assert SparkSQL(spark).execute(query).fetchall() == expected
 
 
 def test_an_override_sits_at_the_same_path_and_everything_else_translates():
@@ -217,7 +240,8 @@ def test_t6_2_policy_thresholds_and_baseline_gate_the_same_on_spark(tmp_path):
     baseline["slices"]["language"]["en"]["choice_accuracy"] = 0.75
     (tmp_path / "base.json").write_text(json.dumps(baseline))
     (tmp_path / "policy.json").write_text(json.dumps({"version": 1, "rules": T62_RULES}))
-    _, err, files = same_cli(tmp_path / "t62", "report", run_id, "-w", store.wh.root, "--baseline", tmp_path / "base.json",
+    _, err, files = same_cli(tmp_path / "t62", "report", run_id, "-w", store.wh.root,
+                             "--baseline", tmp_path / "base.json",
                              "--tolerance", "choice_accuracy=0.05", "--gate-policy", tmp_path / "policy.json",
                              "--min", "choice_accuracy=0.9", "--max", "ece=0.01", "--min", "no_such_metric=1",
                              "--json", "{out}/r.json", code=1)

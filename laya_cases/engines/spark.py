@@ -28,8 +28,9 @@ _LOCAL_SHUFFLE_PARTITIONS = "8"         # small tables: 200 default shuffle task
 _GLOB = re.compile(r"([\\\[\]{}*?])")
 
 
-def session(master: Optional[str] = None):
-    """A Spark session: the master given, else $SPARK_REMOTE (Spark Connect), else local[*]."""
+def session(master: Optional[str] = None, conf: Optional[Dict[str, str]] = None):
+    """A Spark session: the master given, else $SPARK_REMOTE (Spark Connect), else local[*]; `conf`: more
+    Spark settings (they apply when this call starts the session)."""
     import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\..*")
@@ -50,6 +51,8 @@ def session(master: Optional[str] = None):
         if master.startswith("local"):
             builder = builder.config("spark.sql.shuffle.partitions", _LOCAL_SHUFFLE_PARTITIONS) \
                              .config("spark.ui.enabled", "false")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
     except Exception as exc:                 # no Java, a master that does not answer, ...
