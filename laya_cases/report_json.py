@@ -2,9 +2,11 @@
 list is written batch by batch straight from sql/report/case_texts.sql, never held as Python dicts.
 
 The bytes are exactly report.dumps(doc) of the full document (json.dumps with indent=2, sorted keys,
-ensure_ascii=False; floats as Python's repr, NaN/Infinity as json writes them): each case is one
-text rendered from the query's tuple with json's own string escaper, and a nested answer or label
-is re-indented the way json.dumps would (tests/test_report_json.py compares both on edge values).
+ensure_ascii=False; floats as Python's repr, NaN/Infinity as json writes them): DuckDB writes each
+case's text after its answer (numbers as CAST(DOUBLE AS VARCHAR), which is repr's text; the qids, tag
+lists and expected/language/model texts rendered here once per distinct value and joined in), and the
+answer is re-indented here the way json.dumps would (tests/test_report_json.py compares both on edge
+values; docs/cli_speed.md).
 """
 from __future__ import annotations
 
