@@ -172,10 +172,18 @@ def child_json(args) -> dict:
             "mb": peak_mb()}
 
 
+INGEST_RSS_COPIES = 10        # the memory check's file: this many copies of the ingest row's file, states renamed
+
+
 def child_ingest(args) -> dict:
-    """json.loads of every line of the answers file, then `ingest` of it, in this process."""
+    """json.loads of every line of the answers file, then `ingest` of it, in this process (kind "large":
+    only `ingest` of the larger file, for its peak RSS)."""
     from laya_cases.ingest import ingest
 
+    if args.kind == "large":
+        t = time.perf_counter()
+        recorded = ingest(Warehouse(Path(args.store) / "wh"), str(Path(args.store) / "large.jsonl"), run_id="large")
+        return {"s": time.perf_counter() - t, "decisions": recorded.n_cases, "mb": peak_mb()}
     path = Path(args.store) / "answers.jsonl"
     t = time.perf_counter()
     with open(path, encoding="utf-8") as handle:
@@ -206,6 +214,15 @@ def extra_rows(args) -> None:
                       args.ingest_rows, r["decisions"], r["loads_s"], r["s"], r["decisions"] / r["s"],
                       r["loads_s"] / r["s"], r["mb"], r["rows_s"], r["decisions"] / r["rows_s"],
                       r["rows_s"] / r["s"]), flush=True)
+            shutil.rmtree(tmp / "wh", ignore_errors=True)
+            small = (tmp / "answers.jsonl").read_bytes()          # distinct states in every copy: no repeats
+            with open(tmp / "large.jsonl", "wb") as handle:
+                for copy in range(INGEST_RSS_COPIES):
+                    handle.write(small.replace(b'"state": "message ', b'"state": "message %d-' % copy))
+            big = run_child("ingest", args.ingest_rows * INGEST_RSS_COPIES, "large", tmp)
+            print("ingest memory: peak %.0f MB at %d decisions, %.0f MB at %d decisions (%.2fx for %dx the "
+                  "file; %.0f decisions/s)" % (r["mb"], r["decisions"], big["mb"], big["decisions"], big["mb"] / r["mb"],
+                                               INGEST_RSS_COPIES, big["decisions"] / big["s"]), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.json_size:
