@@ -23,7 +23,7 @@ from .dataset import Row, check_row
 from .decisions import DecisionBuffer
 from .ingest_columns import build, case_ids
 from .ingest_ids import CaseNumbers, from_hex
-from .ingest_template import Captures, Template, Unsupported, mask
+from .ingest_template import Captures, Template, Unsupported, mask, writes_repr
 from .record import FLUSH_EVERY, RunRecorder
 
 BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
@@ -95,6 +95,7 @@ class BulkIngest:
         self.numbers = CaseNumbers()         # case-id repeat counts (the buffer's own stay unused)
         self.index = 0
         self.con: Any = None
+        self.float_text = False
         self.writer: Any = None
         self.writing: Any = None
         self.fast_rows = 0                   # rows read through a template (the rest: the per-row path)
@@ -176,15 +177,17 @@ class BulkIngest:
 
         if self.con is None:
             self.con = duckdb.connect()
+            self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
         relation = self.con.from_arrow(pa.Table.from_arrays([lines], ["line"]))
         try:
-            return relation.query("lines", template.sql % "from_json(line, %s)" % template.structure).to_arrow_table()
+            table = relation.query("lines", template.sql % "from_json(line, %s)" % template.structure).to_arrow_table()
         except duckdb.Error:                 # a line that is not JSON: only valid lines are parsed
             sql = "CASE WHEN json_valid(line) THEN from_json(line, %s) END" % template.structure
             try:
-                return relation.query("lines", template.sql % sql).to_arrow_table()
+                table = relation.query("lines", template.sql % sql).to_arrow_table()
             except duckdb.Error:
                 raise Unsupported("duckdb") from None     # these lines go through the per-row path
+        return table if self.float_text else table.select(["g%d" % i for i in range(len(template.kinds))])
 
     def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
         """A template for the commonest shape among a sample of the lines left (None: no shape repeats)."""

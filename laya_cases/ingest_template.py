@@ -268,6 +268,22 @@ def _float_repr(col: pa.Array) -> pa.Array:
     return text
 
 
+#: Doubles at every switch of Python's repr() (exponent form below 1e-4 and from 1e16, shortest digits)
+PROBES = [0.0, -0.0, 1.0, -1.5, 0.1, 0.30000000000000004, 1e-05, 2.5e-05, 0.0001, 0.00012, 123456789.125,
+          999999999999999.9, 1e15, 1e16, 1.2345678901234568e+16, 1e22, 5e-324, 2.2250738585072014e-308,
+          1.7976931348623157e+308, 0.6520773238020448, 1234567890123456.8, 100.0, 9.999999999999999e-05]
+
+
+def writes_repr(con: Any) -> bool:
+    """Whether this DuckDB's CAST(double AS VARCHAR) writes Python's repr() (DuckDB 2.0 does; it is only
+    trusted where it does, since a float text that is not repr would let a non-canonical line through)."""
+    try:
+        rows = con.execute("SELECT CAST(v AS VARCHAR) FROM (SELECT unnest(?::DOUBLE[]) AS v)", [PROBES]).fetchall()
+    except Exception:                    # noqa: BLE001 -- any failure: Arrow writes the float text
+        return False
+    return [r[0] for r in rows] == [repr(v) for v in PROBES]
+
+
 def mask(values: Any) -> np.ndarray:
     """A boolean Arrow array as numpy, null as False (without pyarrow's conversion, which imports pandas)."""
     values = pc.fill_null(values, False)

@@ -462,3 +462,14 @@ def test_a_late_carriage_return_reads_row_by_row_from_the_start(tmp_path, monkey
             ingest(Warehouse(str(tmp_path / ("wh%d" % bulk))), str(path), run_id="r", bulk=bulk)
         messages.append(str(err.value))
     assert messages[0] == messages[1] and ":4 " in messages[0]
+
+
+def test_float_text_from_arrow_when_duckdb_does_not_write_repr(tmp_path, monkeypatch):
+    """A DuckDB whose double -> VARCHAR is not Python's repr() is not trusted: Arrow writes the float
+    text, and the cells are the same."""
+    from laya_cases.ingest_template import writes_repr
+    assert writes_repr(__import__("duckdb").connect())         # the DuckDB this suite runs with does
+    monkeypatch.setattr(ingest_bulk, "writes_repr", lambda con: False)
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 20000)
+    path = write_tricky(tmp_path / "answers.jsonl", 500, 23)
+    assert ingest_both(tmp_path, path) > 80
