@@ -6,11 +6,12 @@ from __future__ import annotations
 import functools
 import inspect
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import typer
 
-from laya_cases.report_request import ReportRequest
+if TYPE_CHECKING:                        # imported where used: `laya-cases runs` needs no report code
+    from laya_cases.report_request import ReportRequest
 
 WAREHOUSE_PARAM = "warehouse"
 
@@ -83,6 +84,8 @@ _GATE_PARAMS = [
 
 
 def _report_request(v) -> ReportRequest:
+    from laya_cases.report_request import ReportRequest
+
     return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
                          score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
                          thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
@@ -103,7 +106,7 @@ def _injector(target: str, declared, build: Callable[[dict], Any]):
     """A decorator that adds the `declared` flags to a typer command (before -w, which stays last in
     --help) and calls it with `target=build(values)` instead."""
     def decorate(fn):
-        original = inspect.signature(fn, eval_str=True)
+        original = _signature(fn, target)
         kept = [p for p in original.parameters.values() if p.name != target]
         added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
                  for name, kind, option in declared]
@@ -123,6 +126,17 @@ def _injector(target: str, declared, build: Callable[[dict], Any]):
         wrapper.__annotations__["return"] = original.return_annotation
         return wrapper
     return decorate
+
+
+def _signature(fn, injected: str) -> inspect.Signature:
+    """fn's signature with its annotations evaluated (typer reads them), except the `injected` parameter's:
+    its type need not be imported when the command is registered."""
+    def value(annotation):
+        return eval(annotation, fn.__globals__) if isinstance(annotation, str) else annotation   # noqa: S307
+    signature = inspect.signature(fn)
+    params = [p if p.name == injected else p.replace(annotation=value(p.annotation))
+              for p in signature.parameters.values()]
+    return signature.replace(parameters=params, return_annotation=value(signature.return_annotation))
 
 
 #: Add the report flags to a command; it receives them as `report: ReportRequest`.

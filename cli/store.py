@@ -3,18 +3,19 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from laya_cases import UsageError
-from laya_cases import dataset as D
 from laya_cases import listing
-from laya_cases import report as R
-from laya_cases.report_request import ReportRequest, build_report
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
+
+if TYPE_CHECKING:           # the report code is imported by the commands that use it: `runs` starts faster
+    from laya_cases import report as R
+    from laya_cases.report_request import ReportRequest
 
 
 @app.command()
@@ -30,6 +31,8 @@ def validate(dataset: Path = typer.Argument(..., metavar="DATASET", help="Labell
     Example:
       laya-cases validate data/support.jsonl --strict
     """
+    from laya_cases import dataset as D
+
     rows = D.load(str(dataset))
     if strict:
         from laya_cases.strict import row_findings
@@ -65,7 +68,9 @@ def ingest(
     Example:
       laya-cases ingest data/support.answers.jsonl --dataset data/support.jsonl
     """
+    from laya_cases import report as R
     from laya_cases.ingest import ingest as do_ingest
+    from laya_cases.report_request import ReportRequest
     from laya_cases_cli.gates import prepare_gate
     from laya_cases_cli.progress import RowProgress, count_rows
 
@@ -149,7 +154,9 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     """Build a committed run's report, print it as the reference prints (S4.5) or as tables, write
     JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
     failure exits 1."""
+    from laya_cases import report as R
     from laya_cases import report_json
+    from laya_cases.report_request import build_report
     from laya_cases_cli.gates import finish, judge
     from laya_cases_cli.progress import StepProgress
 
@@ -200,6 +207,7 @@ def plot(
       laya-cases plot demo --by language --out plots
       laya-cases plot b77-k10 --kind shortlist
     """
+    from laya_cases import report as R
     from laya_cases.plots import plot_kind, plot_report
 
     if by is not None and by not in R.DIMENSIONS:
