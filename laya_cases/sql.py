@@ -113,21 +113,33 @@ def exact_total(s0, s1, s2, s3, rest, count=None) -> Optional[float]:
 
 # ---------------------------------------------------------------------------- memory (docs/report.md)
 MEMORY_ENV, TEMP_ENV = "LAYA_CASES_MEMORY_LIMIT", "LAYA_CASES_TEMP_DIR"
-DEFAULT_MEMORY_LIMIT = "50%"                 # of physical RAM; DuckDB's own default is 80%
+DEFAULT_MEMORY_LIMIT = "1GiB"                # or 50% of physical RAM where that is less (DuckDB's own: 80%)
 _SIZE = re.compile(r"^\s*(\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)|\d+(\.\d+)?\s*%)\s*$", re.IGNORECASE)
+
+
+def default_memory_limit() -> str:
+    """DEFAULT_MEMORY_LIMIT, a fixed bound so a report's RSS does not grow with the machine (docs/scale.md,
+    Memory), or "50%" on a machine with under 2 GiB of RAM."""
+    import os
+
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return DEFAULT_MEMORY_LIMIT
+    return "50%" if ram < 2 * 2 ** 30 else DEFAULT_MEMORY_LIMIT
 
 
 def memory_settings() -> Dict[str, str]:
     """{"memory_limit", "temp_directory"} every connection gets: DuckDB works within the limit and
     spills what does not fit to the temp directory (per process, removed when the connection closes).
-    $LAYA_CASES_MEMORY_LIMIT: a size ("1.5GB", "800MiB") or a share of RAM ("25%");
+    $LAYA_CASES_MEMORY_LIMIT: a size ("1.5GB", "800MiB") or a share of RAM ("25%") [default: 1 GiB];
     $LAYA_CASES_TEMP_DIR: where to spill [default: <system temp>/laya-cases-<uid>/<pid>]."""
     import os
     import tempfile
 
     from . import UsageError
 
-    limit = os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY_LIMIT
+    limit = os.environ.get(MEMORY_ENV) or default_memory_limit()
     if not _SIZE.match(limit):
         raise UsageError("%s must be a size such as 2GB or 800MiB, or a share of RAM such as 25%%, got %r"
                          % (MEMORY_ENV, limit[:60]))
