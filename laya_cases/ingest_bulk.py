@@ -4,7 +4,8 @@
 Both paths feed one ordered stream: per block, the template rows and the per-row rows are merged in
 line order before the order-dependent facts are assigned (case-id repeat numbers, slice-set ids, the
 labelled-rows digest), and the decision rows reach the staging area in the same batches the per-row
-path would have flushed. Memory holds one block (BLOCK_BYTES) plus the batch being filled.
+path would have flushed. Memory holds two blocks (BLOCK_BYTES; the next one is parsed on a thread)
+plus the batch being filled, and the run's case digests at 10 bytes each (ingest_ids.py).
 
 A file that is not valid UTF-8 or holds a carriage return is read by the per-row path from its start
 (`Fallback`), so its errors and line numbers are that path's.
