@@ -21,10 +21,17 @@ _NIBBLE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtyp
 DIGEST = 10                              # bytes of a case digest (20 hex digits)
 
 
-def digests(keys: Iterable[bytes]) -> bytes:
-    """The blake2b-80 digests of `keys`, concatenated (10 bytes each)."""
-    blake2b = hashlib.blake2b
-    return b"".join([blake2b(k, digest_size=DIGEST).digest() for k in keys])
+def digests(keys: Iterable[bytes], suffix: bytes = b"") -> bytes:
+    """The blake2b-80 digests of each key followed by `suffix`, concatenated (10 bytes each)."""
+    copy = hashlib.blake2b(digest_size=DIGEST).copy       # a copy is cheaper than a new hasher
+    out: List[bytes] = []
+    append = out.append
+    for key in keys:
+        h = copy()
+        h.update(key)
+        h.update(suffix)
+        append(h.digest())
+    return b"".join(out)
 
 
 def to_hex(raw: bytes) -> pa.Array:

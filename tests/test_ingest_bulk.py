@@ -406,6 +406,8 @@ def test_case_numbers_count_like_the_per_row_buffer():
             keys = [rng.choice(pool) for _ in range(rng.randint(0, 30))]
             column = to_hex(digests(keys))
             assert column.to_pylist() == [hashlib.blake2b(k, digest_size=10).hexdigest() for k in keys]
+            assert to_hex(digests(keys, b"\0q\0")).to_pylist() == [
+                hashlib.blake2b(k + b"\0q\0", digest_size=10).hexdigest() for k in keys]
             with_nulls = pa.array([None] + column.to_pylist() + [None], pa.string())
             found = numbers.number(from_hex(with_nulls))
             for pos, digest in enumerate(column.to_pylist()):
