@@ -103,7 +103,7 @@ def main() -> None:
             batches = r["rss"]
             trace = ""
             if batches:
-                picks = sorted({0, len(batches) // 2, len(batches) - 1})
+                picks = sorted({round(i * (len(batches) - 1) / 5) for i in range(6)})
                 trace = "; rss per batch (replicates done: MB) " + ", ".join(
                     "%d: %.0f" % (batches[i][0], batches[i][1]) for i in picks)
             print("%s n=%d B=%d limit=%s (%s) batch_draws=%s: %.1f s, peak %.0f MB%s [load %.2f]"

@@ -196,7 +196,7 @@ def _replicate_values(cells: Dict[tuple, int], codes, values, decoded: bool):
     import numpy as np
     import pyarrow as pa
 
-    index = pa.array(np.frombuffer(codes, dtype=np.int32) if codes else np.empty(0, np.int32))
+    index = pa.array(np.frombuffer(codes, dtype="i%d" % codes.itemsize) if codes else np.empty(0, np.int32))
     names = list(zip(*cells)) or [(), (), ()]
     columns = {c: pa.DictionaryArray.from_arrays(index, pa.array(list(part), pa.string()))
                for c, part in zip(("dim", "key", "metric"), names)}
