@@ -39,6 +39,8 @@ CREATE OR REPLACE MACRO lc_rest_w(x, w) AS list([lc_rest(x), CAST(w AS DOUBLE)])
 CREATE OR REPLACE MACRO lc_nan_w(x, w) AS sum(CASE WHEN isnan(x) THEN w ELSE 0 END);
 CREATE OR REPLACE MACRO lc_pinf_w(x, w) AS sum(CASE WHEN x = CAST('inf' AS DOUBLE) THEN w ELSE 0 END);
 CREATE OR REPLACE MACRO lc_ninf_w(x, w) AS sum(CASE WHEN x = CAST('-inf' AS DOUBLE) THEN w ELSE 0 END);
+-- a partial rest list with every weight multiplied by w (a partial sum of rows repeated w times)
+CREATE OR REPLACE MACRO lc_rest_times(r, w) AS [[p[1], p[2] * CAST(w AS DOUBLE)] FOR p IN r];
 -- the rest lists of several partial sums as one list (NULL when none has a rest)
 CREATE OR REPLACE MACRO lc_rests(r) AS flatten(list(r) FILTER (WHERE r IS NOT NULL));
 CREATE OR REPLACE MACRO lc_limbs_round(s0, s1, s2, s3, rest, nan, pinf, ninf, d) AS CASE

@@ -1,7 +1,7 @@
 -- metric: brier -- mean (confidence - correct)^2 over paired cases, no clamping
 -- spec: S3.11, S3.9 (paired set), S3.3 (NaN drops the key), S9.2 (n_paired)
 -- grain: one row per (dim, key) group with paired cases
--- input: slice_sums (sq_*: the partial exact sums of (conf - correct)^2)
+-- input: slice_sums (sq_*: partial exact sums of the squared errors)
 -- params: none
 -- kind: paired
 -- order_dependent: yes
