@@ -126,3 +126,40 @@ def test_a_wrong_partial_sum_is_caught():
     """The comparison is not vacuous: rounding each slice set's sum before adding differs on these values."""
     parts = [[1e308, 1.0], [-1e308]]
     assert math.fsum([math.fsum(p) for p in parts]) != math.fsum([v for p in parts for v in p])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bootstrap_slice_sums_are_the_sums_of_the_resampled_cells(seed):
+    """bootstrap/slice_sums.sql (each row's partial sums times its weight) gives every replicate the values
+    pipeline/slice_sums.sql gives the cells of that replicate's resampled rows, for every order-free metric."""
+    rng = random.Random(1000 + seed)
+    con = duckdb.connect()
+    Q.prepare_connection(con)
+    cells, smap = _random_store(rng, con)
+    row_cells = [[rng.randrange(4), s, c, n] for s, c, n in cells]
+    weights = [[b, r, rng.randrange(1, 4)] for b in range(3) for r in range(4) if rng.random() < 0.7]
+    con.execute("CREATE TABLE row_cells (row_index BIGINT, slice_set BIGINT, conf DOUBLE, n BIGINT)")
+    con.execute("CREATE TABLE boot_weights (replicate BIGINT, row_index BIGINT, w BIGINT)")
+    if row_cells:
+        con.executemany("INSERT INTO row_cells VALUES (?, ?, ?, ?)", row_cells)
+    if weights:
+        con.executemany("INSERT INTO boot_weights VALUES (?, ?, ?)", weights)
+    metrics = ["metrics/mean_confidence.sql", "metrics/brier.sql", "metrics/choice_accuracy.sql",
+               "metrics/noul_accuracy.sql", "pipeline/groups.sql"]
+    Q.materialize(con, "bootstrap/row_sums.sql", "row_sums")
+    Q.materialize(con, "bootstrap/slice_sums.sql", "slice_sums")
+    Q.materialize(con, "metrics/reliability.sql", "reliability")
+    got = {m: sorted(map(_bits, Q.query(con, m).fetchall())) for m in metrics}
+    got["reliability"] = sorted(map(_bits, con.execute("SELECT * FROM reliability").fetchall()))
+    want = {m: [] for m in got}
+    for b in range(3):
+        con.execute("CREATE OR REPLACE TABLE cells AS SELECT c.slice_set, c.conf, sum(c.n * w.w) AS n "
+                    "FROM row_cells c JOIN boot_weights w USING (row_index) WHERE w.replicate = ? GROUP BY ALL", [b])
+        Q.materialize(con, "pipeline/slice_sums.sql", "slice_sums")
+        Q.materialize(con, "metrics/reliability.sql", "reliability")
+        for m in metrics:
+            want[m] += [_bits((r[0] + "@%d" % b,) + r[1:]) for r in Q.query(con, m).fetchall()]
+        want["reliability"] += [_bits((r[0] + "@%d" % b,) + r[1:])
+                                for r in con.execute("SELECT * FROM reliability").fetchall()]
+    for m in got:
+        assert got[m] == sorted(want[m]), m
