@@ -13,6 +13,7 @@ SLOW = {
     "tests/test_crosslingual.py::test_real_multilingual_run_matches_polars",
     "tests/test_robustness.py::test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store",
     "tests/test_causal_choice.py",
+    "tests/test_slice_sums.py::test_partial_sums_equal_the_one_pass_sums_bit_for_bit",
     "tests/test_massive_models.py",
     "tests/test_object_states.py::test_minilm_object_state_accuracy_equals_string_state_on_massive_held_out",
     "tests/test_golden.py",

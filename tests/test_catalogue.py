@@ -73,10 +73,15 @@ def test_derived_lists_are_the_published_ones():
 def test_build_order_follows_the_input_lines():
     names = [f.name for f in catalogue.build_order(["levels", "slice_errors", "reliability"], ("pipeline", "metrics"))]
     for before, after in (("cells", "slice_cells"), ("slice_map", "slice_cells"), ("slice_cells", "levels"),
-                          ("error_cells", "slice_errors"), ("slice_cells", "reliability")):
+                          ("error_cells", "slice_errors"), ("cells", "slice_sums"), ("slice_map", "slice_sums"),
+                          ("slice_sums", "reliability")):
         assert names.index(before) < names.index(after)
-    boot = catalogue.build_order(["slice_cells", "slice_errors", "levels"], ("bootstrap", "pipeline"))
+    # the order-free metrics add partial sums per slice set: they never build the per-confidence slice_cells
+    assert "slice_cells" not in [f.name for f in catalogue.build_order(["reliability"], ("pipeline", "metrics"))]
+    boot = catalogue.build_order(["slice_cells", "slice_errors", "levels", "slice_sums"], ("bootstrap", "pipeline"))
     assert [f.path for f in boot if f.name == "slice_cells"] == ["bootstrap/slice_cells.sql"]
+    assert [f.path for f in boot if f.name in ("row_sums", "slice_sums")] == ["bootstrap/row_sums.sql",
+                                                                              "bootstrap/slice_sums.sql"]
 
 
 def test_a_new_metric_is_one_sql_file(throwaway, tmp_path):

@@ -8,8 +8,8 @@
 
 G is sql/robustness/groups.sql's row without its keys (`{"n": 0}` when the group has no pair); Q is
 `n_labelled`, and when it is > 0 `accuracy` (sql/robustness/quality.sql) and `ece` (the report's own
-sql/metrics/reliability.sql + ece.sql over sql/robustness/quality_cells.sql). `summary` pools the
-pairs of every language that did not fail; rows without a language are the language "".
+sql/metrics/reliability.sql + ece.sql over sql/robustness/quality_cells.sql, summed by
+sql/robustness/quality_sums.sql). `summary` pools the pairs of every language that did not fail; rows without a language are the language "".
 """
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ def _tables(con, run_id: str, failed: List[str]) -> None:
     sqlfiles.materialize(con, "robustness/pairs.sql", "robustness_pairs", params)
     sqlfiles.materialize(con, "robustness/groups.sql", "robustness_groups")
     sqlfiles.materialize(con, "robustness/quality_cells.sql", "slice_cells", params)
+    sqlfiles.materialize(con, "robustness/quality_sums.sql", "slice_sums")
     sqlfiles.materialize(con, "metrics/reliability.sql", "reliability")
 
 
