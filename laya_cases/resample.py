@@ -39,7 +39,8 @@ class IndexStream:
         self._ahead = self._ahead[filled:]
         while filled < count:
             need = count - filled
-            words = self._bits.random_raw(need + need // 2 + 64).astype(np.uint64) >> self._shift
+            words = self._bits.random_raw(need + need // 2 + 64)     # uint64 already: shifted in place
+            words >>= self._shift
             accepted = words[words < np.uint64(self._n)].astype(np.int64)
             take = min(need, len(accepted))
             out[filled:filled + take] = accepted[:take]
@@ -68,7 +69,8 @@ def replicate_batches(seed: int, n: int, replicates: int, batch_draws: Optional[
     for first in range(0, replicates, per_batch):
         last = min(replicates, first + per_batch)
         draws = stream.take((last - first) * n)
-        draws += np.repeat(np.arange(last - first, dtype=np.int64) * n, n)
+        if last - first > 1:                          # one replicate a batch (n >= batch_draws): no offsets
+            draws += np.repeat(np.arange(last - first, dtype=np.int64) * n, n)
         counts = np.bincount(draws, minlength=(last - first) * n)
         del draws
         drawn = np.flatnonzero(counts)
