@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -409,11 +408,9 @@ def test_the_default_model_sharded_equals_unsharded(tmp_path):
     """The real default runner (minilm, loaded once) over the bundled dataset, 4 shards against one run."""
     runner = registry.load(None)
     wh = Warehouse(tmp_path / "wh")
-    started = time.perf_counter()
     execute(wh, RunOptions(str(SUPPORT), run_id="whole"), runner=runner)
     for index in (4, 2, 3, 1):
         execute(wh, RunOptions(str(SUPPORT), run_id="X", shard=(index, 4)), runner=runner)
-    assert time.perf_counter() - started < 120
     assert _strip(_report(wh, "X")) == _strip(_report(wh, "whole"))
 
 
