@@ -136,27 +136,53 @@ def main() -> None:
     """Entry point. A usage error from argument parsing is one line and exit 2, like every other."""
     import sys
 
-    from typer._click import exceptions as click_errors
-
     register_commands(sys.argv[1:])
+    _exit(_run())
+
+
+def _run() -> int:
+    import sys
+
+    from typer._click import exceptions as click_errors
 
     try:
         code = app(standalone_mode=False, prog_name="laya-cases")   # also under python -m
     except click_errors.NoArgsIsHelpError as exc:      # bare `laya-cases`: the help, exit 0
         if exc.ctx is not None:
             console.out(exc.ctx.get_help())
-        sys.exit(0)
+        return 0
     except click_errors.UsageError as exc:
         hint = " (see `%s --help`)" % exc.ctx.command_path if exc.ctx else ""
         console.note("%s%s" % (exc.format_message(), hint))
-        sys.exit(2)
+        return 2
     except click_errors.ClickException as exc:
         console.note(exc.format_message())
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except UsageError as exc:                          # outside a command callback (they have their own)
         console.note(str(exc))
-        sys.exit(2)
-    sys.exit(code if isinstance(code, int) else 0)
+        return 2
+    return code if isinstance(code, int) else 0
+
+
+def _exit(code: int) -> None:
+    """sys.exit, except after an object-store warehouse was read: deltalake hands Arrow's IO threads a
+    Python file system, and one still running when the interpreter finalizes is killed by a forced
+    unwind through C++ (std::terminate, SIGABRT instead of the exit code; seen under load). Everything
+    is committed and written by now, so the atexit handlers run and the process ends without finalizing."""
+    import sys
+
+    if "deltalake" not in sys.modules:
+        sys.exit(code)
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":
