@@ -136,6 +136,9 @@ def main() -> None:
     """Entry point. A usage error from argument parsing is one line and exit 2, like every other."""
     import sys
 
+    delta = sys.modules.get("laya_cases.objstore.delta")
+    if delta is not None:                              # main() called again in one process (tests)
+        delta.USED = False
     register_commands(sys.argv[1:])
     _exit(_run())
 
@@ -165,13 +168,15 @@ def _run() -> int:
 
 
 def _exit(code: int) -> None:
-    """sys.exit, except after an object-store warehouse was read: deltalake hands Arrow's IO threads a
-    Python file system, and one still running when the interpreter finalizes is killed by a forced
-    unwind through C++ (std::terminate, SIGABRT instead of the exit code; seen under load). Everything
-    is committed and written by now, so the atexit handlers run and the process ends without finalizing."""
+    """sys.exit, except after this command used an object-store warehouse: deltalake hands Arrow's IO
+    threads a Python file system, and such a thread still running when the interpreter finalizes is
+    killed by a forced unwind through C++ (std::terminate: SIGABRT instead of the exit code, seen under
+    load). Everything is committed and written by now, so the atexit handlers run and the process ends
+    without finalizing."""
     import sys
 
-    if "deltalake" not in sys.modules:
+    delta = sys.modules.get("laya_cases.objstore.delta")
+    if delta is None or not delta.USED:
         sys.exit(code)
     import atexit
     import os

@@ -29,7 +29,13 @@ _RETRIES = 8
 _BATCH_ROWS = 1 << 16
 
 
+#: Set once deltalake has been used in this process: the CLI then ends without finalizing (cli/app.py _exit).
+USED = False
+
+
 def _deltalake():
+    global USED
+    USED = True
     try:
         import deltalake
     except ImportError:
