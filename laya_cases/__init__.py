@@ -36,3 +36,11 @@ def shorten(text: str, limit: int = 80) -> str:
     if len(text) <= limit:
         return text
     return "%s... (%d characters)" % (text[:max(limit - 20, 10)], len(text))
+
+
+def shorten_path(text: str, limit: int = 200) -> str:
+    """A file's path in a message: whole up to `limit` characters (a temporary directory's path is often
+    over 80), else its end, which names the file."""
+    if len(text) <= limit:
+        return text
+    return "...%s (%d characters)" % (text[-(limit - 25):], len(text))

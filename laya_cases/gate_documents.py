@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from . import UsageError, jsontext, shorten
+from . import UsageError, jsontext, shorten, shorten_path
 
 
 IDENTITY_KEYS = ("schema", "dataset_sha256", "questions_sha256")
@@ -23,7 +23,7 @@ def read_json(path: str, failure: str) -> Any:
         jsontext.check_unicode(value)             # its strings become Arrow strings in the gate tables
         return value
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-        raise UsageError(failure % (shorten(repr(path)), shorten(str(exc), 200))) from None
+        raise UsageError(failure % (shorten_path(repr(path)), shorten(str(exc), 200))) from None
 
 
 class Document(dict):
@@ -35,7 +35,7 @@ class Document(dict):
 
 def named(source: Optional[str], message: str) -> str:
     """A message about a document, its source first (`report.json: baseline metric 'x' ...`)."""
-    return message if source is None else "%s: %s" % (shorten(source), message)
+    return message if source is None else "%s: %s" % (shorten_path(source), message)
 
 
 def source_of(document: Any) -> Optional[str]:
@@ -46,7 +46,7 @@ def load_document(path: str) -> Dict[str, Any]:
     document = read_json(path, "cannot read report %s: %s")
     if not isinstance(document, dict):
         raise UsageError("cannot read report %s: expected a JSON object, found %s"
-                         % (shorten(repr(path)), type(document).__name__))
+                         % (shorten_path(repr(path)), type(document).__name__))
     return _tagged(document, path)
 
 

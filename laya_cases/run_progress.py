@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from . import UsageError, shorten
+from . import UsageError, shorten, shorten_path
 
 FORMAT = "laya-cases-progress/1"
 PROGRESS_FILE = "progress.json"
@@ -137,8 +137,8 @@ def resume_hint(wh, run_id: str) -> str:
     dataset = (entry or {}).get("run", {}).get("dataset") or "DATASET"
     if entry and isinstance(entry.get("shards"), dict):
         return "%s; `laya-cases run %s ... --shard I/%d --run-id %s` runs a missing shard" % (
-            head, shorten(dataset), entry["shards"]["count"], run_id)
-    return "%s; `laya-cases run %s ... --resume %s` finishes it" % (head, shorten(dataset), run_id)
+            head, shorten_path(dataset), entry["shards"]["count"], run_id)
+    return "%s; `laya-cases run %s ... --resume %s` finishes it" % (head, shorten_path(dataset), run_id)
 
 
 # ---------------------------------------------------------------------------- writing (under the commit lock)
