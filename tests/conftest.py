@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -88,8 +89,18 @@ def _memoize_typer_commands() -> None:
 _memoize_typer_commands()
 
 
+#: Under pytest-xdist (`-n auto --dist loadfile`, the README's command) these files are handed out first,
+#: longest first: one started last would run alone at the end (test_spark.py, alphabetically late, did).
+LONGEST_FILES = ["test_spark.py", "test_causal_choice.py", "test_golden.py", "test_ingest_bulk.py",
+                 "test_objstore.py", "test_shard.py", "test_differential.py", "test_relevance.py",
+                 "test_resume.py", "test_bad_input.py"]
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         test = item.nodeid.split("[", 1)[0]
         if test in SLOW or test.split("::", 1)[0] in SLOW:
             item.add_marker(pytest.mark.slow)
+    if os.environ.get("PYTEST_XDIST_WORKER"):        # a serial run keeps the files' order
+        rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
