@@ -412,3 +412,19 @@ def test_relative_limit_isclose_is_the_only_epsilon_s6_6(limit, fails):
     ours, measures = G.check_policy(con, candidate["config"], policy, baseline)
     assert ours == reference and bool(ours) == fails
     assert measures[0]["drift"] == 0.8 - 0.7
+
+
+def test_a_long_policy_path_keeps_its_file_name(tmp_path):
+    """A path is whole in the message up to 200 characters, else its end: the file's name is never cut."""
+    from laya_cases import shorten_path
+
+    deep = tmp_path / ("d" * 100) / ("e" * 100)
+    deep.mkdir(parents=True)
+    path = deep / "policy.json"
+    path.write_text("[]")
+    with pytest.raises(UsageError) as ours:
+        G.load_policy(str(path))
+    message = str(ours.value)
+    assert message.startswith("...") and "e/policy.json (%d characters): " % len(str(path)) in message
+    assert len(message.split(": ", 1)[0]) < 230
+    assert shorten_path(str(tmp_path)) == str(tmp_path)
