@@ -46,10 +46,21 @@ _SCALAR: Dict[type, Callable[[Any], str]] = {str: _STR, float: _float, int: _INT
 _NESTED = (dict, list)
 
 
+def _refuse(value: Any) -> Any:
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
 @functools.lru_cache(maxsize=64)
 def _flat(pad: str) -> Callable[[Any], str]:
-    """json's C encoder for a container without containers inside, one item per line at `pad` + 2."""
-    return json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",\n" + pad + "  ", ": ")).encode
+    """json's C encoder (sorted keys, ensure_ascii=False) writing a container's items one per line at `pad`
+    + 2, its nested containers on that same indentation: the C function itself, without the per-call
+    set-up of JSONEncoder.encode (most of the cost of encoding one small answer)."""
+    sep = ",\n" + pad + "  "
+    make = json.encoder.c_make_encoder
+    if make is None:                                     # an interpreter without json's C accelerator
+        return json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(sep, ": ")).encode
+    encoder = make(None, _refuse, _STR, None, ": ", sep, True, False, True)
+    return lambda value: "".join(encoder(value, 0))
 
 
 def encode(value: Any, pad: str) -> str:
@@ -62,11 +73,10 @@ def encode(value: Any, pad: str) -> str:
     if kind is dict or kind is list:
         if not value:
             return "{}" if kind is dict else "[]"
+        text = _two_levels(value, kind, pad)
+        if text is not None:
+            return text
         inner = pad + "  "
-        items = value.values() if kind is dict else value
-        if not any(type(v) in _NESTED for v in items):
-            return "%s\n%s%s\n%s%s" % ("{" if kind is dict else "[", inner, _flat(pad)(value)[1:-1], pad,
-                                       "}" if kind is dict else "]")
         parts = []                       # scalars inline: one call per nested container only
         if kind is dict:
             for k in sorted(value):
@@ -81,6 +91,36 @@ def encode(value: Any, pad: str) -> str:
                                    "}" if kind is dict else "]")
     # anything else (a subclass of a JSON type): json itself, re-indented
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True).replace("\n", "\n" + pad)
+
+
+def _two_levels(value: Any, kind: type, pad: str) -> Optional[str]:
+    """The C encoder's text of a non-empty container of scalars and of containers of scalars (an answer
+    with its probabilities), or None for any other. One C call writes every item at `pad` + 2; a nested
+    container comes out on that same indentation, and is replaced by its own rendering. The replaced text
+    W (the nested container as that call writes it) cannot occur but as that container: the encoder
+    escapes every quote and newline inside a string, and W holds an unescaped quote or a newline
+    (otherwise: None, the general path)."""
+    flat = _flat(pad)
+    text = flat(value)
+    if "{" not in text[1:] and "[" not in text[1:]:        # no nested container (a bracket in a string: the loop)
+        return "%s\n%s  %s\n%s%s" % (text[0], pad, text[1:-1], pad, text[-1])
+    sep = ",\n" + pad + "  "
+    for v in (value.values() if kind is dict else value):
+        nested = type(v)
+        if nested is dict or nested is list:
+            if not v:
+                continue
+            for x in (v.values() if nested is dict else v):
+                if type(x) in _NESTED:
+                    return None
+            wrong = flat(v)
+            if "\n" not in wrong and '"' not in wrong:
+                return None
+            text = text.replace(wrong, "%s\n%s    %s\n%s  %s" % (wrong[0], pad, wrong[1:-1].replace(sep, sep + "  "),
+                                                                pad, wrong[-1]))
+        elif nested not in _SCALAR:
+            return None
+    return "%s\n%s  %s\n%s%s" % (text[0], pad, text[1:-1], pad, text[-1])
 
 
 class _Texts:

@@ -42,6 +42,38 @@ def test_encode_equals_json_dumps_on_random_and_edge_values():
                                                        ensure_ascii=False).replace("\n", "\n" + pad)
 
 
+def _tricky_value(rng: random.Random, depth: int):
+    """A random JSON value whose strings are made of the characters the encoder's text is cut and
+    matched on: brackets, quotes, commas, colons, newlines, digits, backslashes."""
+    pick = rng.random()
+    text = lambda: "".join(rng.choice('{}[]",: \n1a\\') for _ in range(rng.randint(0, 6)))  # noqa: E731
+    if depth == 0 or pick < 0.45:
+        return rng.choice([text, lambda: rng.choice(EDGE_FLOATS), lambda: rng.randint(-3, 3), lambda: None,
+                           lambda: rng.random() < 0.5])()
+    if pick < 0.75:
+        return [_tricky_value(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    return {text() if rng.random() < 0.5 else rng.choice(["a", "b", "[1]", '"}']):
+            _tricky_value(rng, depth - 1) for _ in range(rng.randint(0, 3))}
+
+
+def test_encode_equals_json_dumps_on_random_nested_values():
+    """The two-level path (laya_cases/report_json.py _two_levels) replaces a nested container's text
+    inside the whole answer's: strings that look like that text must stay as they are."""
+    rng = random.Random(11)
+    for _ in range(20000):
+        value = _tricky_value(rng, 3)
+        if isinstance(value, dict) and rng.random() < 0.5:      # the shapes the fast path takes: one level deep
+            value = {k: (v if not isinstance(v, (dict, list)) else
+                         [x for x in (v.values() if isinstance(v, dict) else v) if not isinstance(x, (dict, list))])
+                     for k, v in value.items()}
+        for pad in ("", "      "):
+            assert RJ.encode(value, pad) == json.dumps(value, indent=2, sort_keys=True,
+                                                       ensure_ascii=False).replace("\n", "\n" + pad), value
+    same = {"p": [1, 2], "q": [1, 2], "r": "[1,\n        2]", "s": {"[1]": "[1]"}, "t": ["[1]"], "u": [0.5],
+            "v": "x[0.5]"}
+    assert RJ.encode(same, "      ") == json.dumps(same, indent=2, sort_keys=True).replace("\n", "\n      ")
+
+
 def _rows(rng: random.Random, n: int):
     rows = []
     for i in range(n):
