@@ -14,7 +14,7 @@ import functools
 import io
 import json
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TextIO
+from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Sequence, TextIO
 
 import duckdb
 
@@ -192,15 +192,64 @@ def case_values(con: duckdb.DuckDBPyConnection, run_id: str) -> List[Dict[str, s
     return values
 
 
-def case_texts(result, first: str) -> Iterator[List[str]]:
-    """Batches of rendered cases (each `    {...}` at list level 1) from a report/case_texts.sql result:
-    `first` (the text before the answer), the answer re-rendered here, then the rest as DuckDB wrote it."""
-    answers = _Texts(FIELD_PAD, limit=20000)      # repeated answers (rounded confidences) rendered once
-    while True:
-        chunk = result.fetchmany(BATCH)
-        if not chunk:
-            return
-        yield [first + answers(answer) + rest for answer, rest in chunk]
+def render_answers(texts: List[Optional[str]]) -> List[str]:
+    """The answers of one batch rendered at the case's field level."""
+    global _ANSWERS
+    if _ANSWERS is None:
+        _ANSWERS = _Texts(FIELD_PAD, limit=20000)     # repeated answers (rounded confidences) rendered once
+    return [_ANSWERS(text) for text in texts]
+
+
+def render_batch(first: str, answers: List[Optional[str]], rests: List[str]) -> str:
+    """One batch of cases as its text in the list (cases joined by ",\n"): the answer rendered between
+    `first` and the case's rest as DuckDB wrote it."""
+    return ",\n".join([first + answer + rest for answer, rest in zip(render_answers(answers), rests)])
+
+
+_ANSWERS: Optional[_Texts] = None
+#: from this many cases on, a helper process renders every other batch (the rendering is Python, one
+#: core's worth; the output does not change)
+HELPER_FROM = 200000
+
+
+def _helper(n_cases: int):
+    """The rendering helper process (laya_cases/answer_helper.py), or None (a small run, one core)."""
+    import sys
+
+    if n_cases < HELPER_FROM or (os.cpu_count() or 1) < 2 or not sys.executable:
+        return None
+    from .answer_helper import Helper
+
+    try:
+        return Helper()
+    except OSError:
+        return None
+
+
+def case_texts(result, first: str, n_cases: int = 0) -> Iterator[tuple]:
+    """The `cases` list's batches, in order, from a report/case_texts.sql result: (number of cases, text)
+    with the text of up to BATCH cases (`    {...}` at list level 1, joined by ",\n"), as str or as UTF-8
+    bytes. A case is `first` (the text before the answer), the answer re-rendered here, then the rest as
+    DuckDB wrote it. A run of `HELPER_FROM` cases or more has every other batch rendered by a helper
+    process (as bytes) while this one renders the batch before it. (Sending the helper more batches ahead
+    was measured slower: its reading thread then waits on the interpreter lock held by its rendering.)"""
+    helper = _helper(n_cases)
+    try:
+        while True:
+            rows = result.fetchmany(BATCH)
+            if not rows:
+                return
+            later = result.fetchmany(BATCH) if helper is not None else None
+            if later:
+                helper.submit(first, [answer for answer, _ in later], [rest for _, rest in later])
+            yield len(rows), render_batch(first, [answer for answer, _ in rows], [rest for _, rest in rows])
+            if later:
+                text = helper.result()          # None: the helper failed; rendered here (and raises as alone)
+                yield len(later), text if text is not None else render_batch(
+                    first, [answer for answer, _ in later], [rest for _, rest in later])
+    finally:
+        if helper is not None:
+            helper.close()
 
 
 _HEAD = '{\n  "cases": []'
@@ -208,10 +257,11 @@ _HEAD = '{\n  "cases": []'
 
 def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnection] = None,
           run_id: Optional[str] = None, score_within: Sequence[float] = (),
-          progress: Optional[Callable[[int, int], None]] = None) -> None:
+          progress: Optional[Callable[[int, int], None]] = None, raw: Optional[BinaryIO] = None) -> None:
     """Write report.dumps(doc) to `out`, the `cases` list streamed from `con` when one is given
     (doc["cases"] is then ignored; progress(done, total) after each batch); without `con`, the
-    document's own cases."""
+    document's own cases. `raw`: the binary stream under `out` when `out` writes UTF-8 with no newline
+    translation, so that batches the helper rendered as bytes go there as they are."""
     if con is None:
         out.write(R.dumps(doc))
         return
@@ -224,11 +274,18 @@ def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnect
     total, done = int(doc["extensions"]["run"].get("n_cases") or 0), 0
     out.write(_HEAD[:-1])
     first = True
-    for batch in case_texts(result, pieces[0]):
+    for n, batch in case_texts(result, pieces[0], total):
         out.write("\n" if first else ",\n")
-        out.write(",\n".join(batch))
+        if isinstance(batch, bytes):
+            if raw is not None:
+                out.flush()
+                raw.write(batch)
+            else:
+                out.write(batch.decode("utf-8"))
+        else:
+            out.write(batch)
         first = False
-        done += len(batch)
+        done += n
         if progress is not None:
             progress(done, max(total, done))
     out.write("]" if first else "\n  ]")
@@ -252,14 +309,14 @@ def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequen
             sys.stdout.flush()
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
             try:
-                write(out, doc, con, run_id, score_within, progress)
+                write(out, doc, con, run_id, score_within, progress, raw=sys.stdout.buffer)
                 out.write("\n")
             finally:
                 out.flush()
                 out.detach()
         else:
-            with open(target, "w", encoding="utf-8") as handle:
-                write(handle, doc, con, run_id, score_within, progress)
+            with open(target, "w", encoding="utf-8", newline="\n") as handle:
+                write(handle, doc, con, run_id, score_within, progress, raw=handle.buffer)
     except OSError as exc:
         raise UsageError("cannot write report %r: %s" % (target, exc.strerror or exc)) from None
     except duckdb.Error as exc:

@@ -129,6 +129,45 @@ def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatc
     assert json.loads(out.getvalue().replace("NaN", "null"))["cases"] or run_id == "nocases"
 
 
+@pytest.mark.parametrize("helper", ["works", "dies at once", "dies after one batch"])
+def test_a_helper_process_renders_every_other_batch_to_the_same_bytes(store, tmp_path, monkeypatch, helper):
+    """laya_cases/answer_helper.py: the same bytes whether the helper renders, fails at start (every batch
+    is then rendered here) or dies mid-run; to a text stream and to a file (where it writes bytes)."""
+    from laya_cases import answer_helper
+
+    full = R.dumps(R.build(store.connect(["edge"]), "edge", R.Options()))
+    monkeypatch.setattr(RJ, "BATCH", 7)
+    monkeypatch.setattr(RJ, "HELPER_FROM", 0)
+    started = []
+    real_init = answer_helper.Helper.__init__
+
+    def init(self):
+        real_init(self)
+        started.append(self)
+        if helper == "dies at once":
+            self.process.kill()
+            self.process.wait()
+
+    monkeypatch.setattr(answer_helper.Helper, "__init__", init)
+    if helper == "dies after one batch":
+        real_result = answer_helper.Helper.result
+
+        def result(self):
+            got = real_result(self)
+            self.process.kill()
+            self.process.wait()
+            return got
+        monkeypatch.setattr(answer_helper.Helper, "result", result)
+    doc = R.build(store.connect(["edge"]), "edge", R.Options(include_cases=False))
+    out = io.StringIO()
+    RJ.write(out, doc, store.connect(["edge"]), "edge")
+    assert out.getvalue() == full
+    target = tmp_path / "r.json"
+    RJ.save(str(target), doc, store, "edge", ())
+    assert target.read_text(encoding="utf-8") == full
+    assert len(started) == 2 and all(h.process.poll() is not None for h in started)   # and each is gone after
+
+
 # ---------------------------------------------------------------------------- the CLI: --json FILE|-, --no-cases
 def _invoke(*args):
     from typer.testing import CliRunner
