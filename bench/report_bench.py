@@ -251,7 +251,7 @@ def drift(ours: dict, theirs: dict) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[1_000_000, 10_000_000], help="report rows (none: only the extra rows)")
     ap.add_argument("--kinds", nargs="+", default=["rounded", "distinct"], choices=["rounded", "distinct"])
     ap.add_argument("--bootstrap", type=int, default=100, help="replicates of the bootstrap row (0: none)")
     ap.add_argument("--bootstrap-size", type=int, default=1_000_000)
