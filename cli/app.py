@@ -136,11 +136,8 @@ def main() -> None:
     """Entry point. A usage error from argument parsing is one line and exit 2, like every other."""
     import sys
 
-    delta = sys.modules.get("laya_cases.objstore.delta")
-    if delta is not None:                              # main() called again in one process (tests)
-        delta.USED = False
     register_commands(sys.argv[1:])
-    _exit(_run())
+    sys.exit(_run())
 
 
 def _run() -> int:
@@ -165,29 +162,6 @@ def _run() -> int:
         console.note(str(exc))
         return 2
     return code if isinstance(code, int) else 0
-
-
-def _exit(code: int) -> None:
-    """sys.exit, except after this command used an object-store warehouse: deltalake hands Arrow's IO
-    threads a Python file system, and such a thread still running when the interpreter finalizes is
-    killed by a forced unwind through C++ (std::terminate: SIGABRT instead of the exit code, seen under
-    load). Everything is committed and written by now, so the atexit handlers run and the process ends
-    without finalizing."""
-    import sys
-
-    delta = sys.modules.get("laya_cases.objstore.delta")
-    if delta is None or not delta.USED:
-        sys.exit(code)
-    import atexit
-    import os
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
 
 
 if __name__ == "__main__":

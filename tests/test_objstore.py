@@ -165,6 +165,28 @@ def test_ingest_report_sql_on_s3_equal_the_local_warehouse(s3, tmp_path):
     assert check.returncode == 2 and len(check.stderr.strip().splitlines()) == 1, check.stderr
 
 
+def test_tables_are_read_through_arrows_own_file_systems(s3, tmp_path):
+    """The datasets of the runs and cases tables use Arrow's S3 / local file system, not the Python one
+    deltalake builds by default: an Arrow I/O thread inside a Python file system at interpreter exit ends
+    the process with SIGABRT (laya_cases/objstore/delta.py arrow_filesystem)."""
+    import pyarrow.fs as pafs
+
+    from laya_cases.objstore import delta
+    from laya_cases.objstore.url import parse
+
+    local = "delta+file://%s" % (tmp_path / "dw")
+    for url, env in ((s3["url"], env_of(s3)), (local, None)):
+        cli("ingest", str(SUPPORT_ANSWERS), "-w", url, "--run-id", "r1", env=env, check=True)
+        loc = parse(url)
+        writer = delta.runs(loc)["writer_id"][0].as_py()
+        assert delta.runs(loc, ["r1"]).num_rows == 1
+        dataset = delta.committed(loc, "cases", [("r1", writer)])
+        assert dataset.count_rows() == 48
+        inner = dataset.filesystem
+        assert isinstance(inner, pafs.SubTreeFileSystem), inner
+        assert isinstance(inner.base_fs, pafs.S3FileSystem if url.startswith("s3") else pafs.LocalFileSystem)
+
+
 def test_local_delta_warehouse_round_trips(tmp_path):
     """delta+file:// keeps the same tables on a local path; its report equals the directory warehouse's."""
     url = "delta+file://%s" % (tmp_path / "dw")

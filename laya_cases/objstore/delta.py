@@ -13,7 +13,7 @@ retries on a conflict (appends to different partitions never conflict).
 from __future__ import annotations
 
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -29,13 +29,7 @@ _RETRIES = 8
 _BATCH_ROWS = 1 << 16
 
 
-#: Set once deltalake has been used in this process: the CLI then ends without finalizing (cli/app.py _exit).
-USED = False
-
-
 def _deltalake():
-    global USED
-    USED = True
     try:
         import deltalake
     except ImportError:
@@ -147,12 +141,40 @@ def commit_runs_row(loc: Location, row: Dict[str, object], writer: str) -> bool:
 
 
 # ---------------------------------------------------------------------------- reading
+def arrow_filesystem(loc: Location, name: str):
+    """Arrow's own file system (S3 or local) rooted at table `name`, for the table's datasets.
+
+    Without it deltalake hands Arrow a file system written in Python; an Arrow I/O thread still inside
+    it when the interpreter exits ends the process with SIGABRT (seen in about 1 run in 10 under load).
+    The S3 settings are the storage options' (url.storage_options): the same endpoint, keys and region."""
+    import pyarrow.fs as pafs
+
+    path = loc.table(name)
+    if loc.scheme == "file":
+        return pafs.SubTreeFileSystem(path[len("file://"):], pafs.LocalFileSystem())
+    opts = loc.storage_options()
+    kwargs: Dict[str, Any] = {"access_key": opts.get("AWS_ACCESS_KEY_ID"),
+                              "secret_key": opts.get("AWS_SECRET_ACCESS_KEY"),
+                              "session_token": opts.get("AWS_SESSION_TOKEN"), "region": opts.get("AWS_REGION")}
+    endpoint = opts.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        scheme, _, host = endpoint.partition("://")
+        kwargs.update(endpoint_override=host.rstrip("/") if host else endpoint, scheme=scheme if host else "https")
+    elif kwargs["region"] is None:               # AWS itself, no region set: the bucket's, as deltalake finds it
+        try:
+            kwargs["region"] = pafs.resolve_s3_region(path[len("s3://"):].split("/", 1)[0])
+        except OSError:
+            pass
+    s3 = pafs.S3FileSystem(**{k: v for k, v in kwargs.items() if v is not None})
+    return pafs.SubTreeFileSystem(path[len("s3://"):], s3)
+
+
 def runs(loc: Location, run_ids: Optional[Sequence[str]] = None) -> pa.Table:
     """The committed runs rows (all, or those of `run_ids`), RUN_SCHEMA plus writer_id, by run_id."""
     table = open_table(loc, "runs")
     if table is None:
         return table_schema("runs").empty_table()
-    dataset = table.to_pyarrow_dataset()
+    dataset = table.to_pyarrow_dataset(filesystem=arrow_filesystem(loc, "runs"))
     filt = pads.field("run_id").isin(list(run_ids)) if run_ids is not None else None
     got = dataset.to_table(filter=filt).select(table_schema("runs").names).cast(table_schema("runs"))
     return got.sort_by("run_id")
@@ -164,7 +186,7 @@ def committed(loc: Location, name: str, pairs: List[Tuple[str, str]]) -> Optiona
     table = open_table(loc, name)
     if table is None or not pairs:
         return None
-    dataset = table.to_pyarrow_dataset()
+    dataset = table.to_pyarrow_dataset(filesystem=arrow_filesystem(loc, name))
     filt = None
     for run_id, writer in pairs:
         one = (pads.field("run_id") == run_id) & (pads.field(WRITER) == writer)
