@@ -152,7 +152,7 @@ def child(args) -> dict:
 def child_json(args) -> dict:
     """`report` of the run in args.store as the CLI does it: text only, --json --no-cases, --json with
     cases (streamed; the file's size and MB/s)."""
-    from laya_cases import report_json
+    from laya_cases import answer_helper, report_json
 
     wh = Warehouse(args.store)
     R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
@@ -164,12 +164,23 @@ def child_json(args) -> dict:
     doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
     report_json.save(target, doc, wh, "bench", (), with_cases=False)
     bare_s = time.perf_counter() - t
+    helper_kb = [0.0]                            # the answer-rendering helper process's peak (VmHWM)
+    close = answer_helper.Helper.close
+
+    def close_measured(self):
+        try:
+            with open("/proc/%d/status" % self.process.pid) as status:
+                helper_kb[0] = max(float(line.split()[1]) for line in status if line.startswith("VmHWM"))
+        except OSError:
+            pass
+        close(self)
+    answer_helper.Helper.close = close_measured
     t = time.perf_counter()
     doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
     report_json.save(target, doc, wh, "bench", ())
     full_s = time.perf_counter() - t
     return {"text_s": text_s, "bare_s": bare_s, "full_s": full_s, "mb_file": os.path.getsize(target) / 1e6,
-            "mb": peak_mb()}
+            "mb": peak_mb(), "helper_mb": helper_kb[0] / 1024.0}
 
 
 INGEST_RSS_COPIES = 10        # the memory check's file: this many copies of the ingest row's file, states renamed
@@ -231,9 +242,9 @@ def extra_rows(args) -> None:
             run_child("write", args.json_size, "distinct", tmp)
             r = run_child("json", args.json_size, "distinct", tmp)
             print("report --json, %d decisions (distinct): text report %.2f s; --no-cases %.2f s (%.2fx the text); "
-                  "with cases %.2f s, %.0f MB file, %.1f MB/s; peak %.0f MB" % (
+                  "with cases %.2f s, %.0f MB file, %.1f MB/s; peak %.0f MB (its helper process: %.0f MB)" % (
                       args.json_size, r["text_s"], r["bare_s"], r["bare_s"] / r["text_s"], r["full_s"],
-                      r["mb_file"], r["mb_file"] / r["full_s"], r["mb"]), flush=True)
+                      r["mb_file"], r["mb_file"] / r["full_s"], r["mb"], r["helper_mb"]), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
