@@ -3,10 +3,10 @@ work of a large `cases` list runs on two cores: `python -m laya_cases.answer_hel
 
 One batch is in flight at a time (the caller reads a result before it sends the next batch), so neither
 side can block the other on a full pipe. A plain child process, not multiprocessing: multiprocessing's
-spawn re-runs the caller's main script, which a library must not do to a user's script. Frames both ways: 4-byte length, then marshal of
-(first, answer texts, rest texts) in, and out the batch's text as UTF-8 bytes, or a 1-tuple with the
-error's text when a batch cannot be rendered (the caller then renders it itself, to raise the error it
-would have raised alone).
+spawn re-runs the caller's main script, which a library must not do to a user's script. Frames both
+ways: 4-byte length, then marshal of (first, answer texts, rest texts) in, and out the batch's text as
+UTF-8 bytes, or a 1-tuple with the error's text when a batch cannot be rendered (the caller then renders
+it itself, to raise the error it would have raised alone).
 """
 from __future__ import annotations
 
@@ -68,14 +68,15 @@ class Helper:
 
 
 def main() -> None:
-    from .report_json import render_batch
+    from .report_json import answer_texts, render_batch
 
+    answers = answer_texts()
     while True:
         batch = receive(sys.stdin.buffer)
         if batch is None:
             return
         try:
-            send(sys.stdout.buffer, render_batch(*batch).encode("utf-8"))
+            send(sys.stdout.buffer, render_batch(answers, *batch).encode("utf-8"))
         except Exception as exc:                     # noqa: BLE001 -- the caller re-renders and raises it
             send(sys.stdout.buffer, (str(exc),))
 

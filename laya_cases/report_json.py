@@ -192,21 +192,18 @@ def case_values(con: duckdb.DuckDBPyConnection, run_id: str) -> List[Dict[str, s
     return values
 
 
-def render_answers(texts: List[Optional[str]]) -> List[str]:
-    """The answers of one batch rendered at the case's field level."""
-    global _ANSWERS
-    if _ANSWERS is None:
-        _ANSWERS = _Texts(FIELD_PAD, limit=20000)     # repeated answers (rounded confidences) rendered once
-    return [_ANSWERS(text) for text in texts]
+def answer_texts() -> "_Texts":
+    """The renderer of answers at the case's field level; repeated answers (rounded confidences) are
+    rendered once."""
+    return _Texts(FIELD_PAD, limit=20000)
 
 
-def render_batch(first: str, answers: List[Optional[str]], rests: List[str]) -> str:
-    """One batch of cases as its text in the list (cases joined by ",\n"): the answer rendered between
+def render_batch(answers: "_Texts", first: str, texts: List[Optional[str]], rests: List[str]) -> str:
+    """One batch of cases as its text in the list (cases joined by ",\n"): each answer rendered between
     `first` and the case's rest as DuckDB wrote it."""
-    return ",\n".join([first + answer + rest for answer, rest in zip(render_answers(answers), rests)])
+    return ",\n".join([first + answers(text) + rest for text, rest in zip(texts, rests)])
 
 
-_ANSWERS: Optional[_Texts] = None
 #: from this many cases on, a helper process renders every other batch (the rendering is Python, one
 #: core's worth; the output does not change)
 HELPER_FROM = 200000
@@ -231,9 +228,9 @@ def case_texts(result, first: str, n_cases: int = 0) -> Iterator[tuple]:
     with the text of up to BATCH cases (`    {...}` at list level 1, joined by ",\n"), as str or as UTF-8
     bytes. A case is `first` (the text before the answer), the answer re-rendered here, then the rest as
     DuckDB wrote it. A run of `HELPER_FROM` cases or more has every other batch rendered by a helper
-    process (as bytes) while this one renders the batch before it. (Sending the helper more batches ahead
-    was measured slower: its reading thread then waits on the interpreter lock held by its rendering.)"""
-    helper = _helper(n_cases)
+    process (as bytes) while this one renders the batch before it (docs/cli_speed.md: sending it more
+    batches ahead, or a larger share, was measured no faster)."""
+    helper, answers = _helper(n_cases), answer_texts()
     try:
         while True:
             rows = result.fetchmany(BATCH)
@@ -242,11 +239,11 @@ def case_texts(result, first: str, n_cases: int = 0) -> Iterator[tuple]:
             later = result.fetchmany(BATCH) if helper is not None else None
             if later:
                 helper.submit(first, [answer for answer, _ in later], [rest for _, rest in later])
-            yield len(rows), render_batch(first, [answer for answer, _ in rows], [rest for _, rest in rows])
+            yield len(rows), render_batch(answers, first, [answer for answer, _ in rows], [rest for _, rest in rows])
             if later:
                 text = helper.result()          # None: the helper failed; rendered here (and raises as alone)
                 yield len(later), text if text is not None else render_batch(
-                    first, [answer for answer, _ in later], [rest for _, rest in later])
+                    answers, first, [answer for answer, _ in later], [rest for _, rest in later])
     finally:
         if helper is not None:
             helper.close()
