@@ -143,6 +143,16 @@ def duck_type(kind: str) -> str:
     return {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "bool": "BOOLEAN"}[kind]
 
 
+def float_columns(schema) -> set:
+    """The names of a pyarrow schema's columns that hold floating-point values (lists of them included):
+    those written without Parquet min/max statistics (store_write.parquet_options says why)."""
+    import pyarrow as pa
+
+    def has_float(t) -> bool:
+        return pa.types.is_floating(t) or (pa.types.is_list(t) and has_float(t.value_type))
+    return {f.name for f in schema if has_float(f.type)}
+
+
 def __getattr__(name: str):
     """DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA: pyarrow schemas, built (and pyarrow imported) on first use;
     `from laya_cases.schema import DECISION_SCHEMA` works as for a plain constant."""

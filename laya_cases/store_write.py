@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from . import UsageError
 from . import run_progress
 from .locks import lock, unlock
-from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from .schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA, float_columns
 from .run_progress import part_name
 from .store_leftovers import _LOCK_FILE, leftovers, orphan_partitions, sweep_staging, writer_alive  # noqa: F401
 from .warehouse import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE,
@@ -234,10 +234,9 @@ def parquet_options(schema: pa.Schema) -> dict:
     bool columns keep theirs (row-group pruning by run, qid, language). Dictionary encoding only for
     the columns of few distinct values: on floats and per-case columns Arrow builds a dictionary and
     falls back to plain pages, which took a fifth of ingest's Parquet time and made the files larger."""
-    def has_float(t: pa.DataType) -> bool:
-        return pa.types.is_floating(t) or (pa.types.is_list(t) and has_float(t.value_type))
-    return {"compression": "zstd", "write_statistics": [f.name for f in schema if not has_float(f.type)],
-            "use_dictionary": [f.name for f in schema if not has_float(f.type) and f.name not in PER_CASE]}
+    floats = float_columns(schema)
+    return {"compression": "zstd", "write_statistics": [n for n in schema.names if n not in floats],
+            "use_dictionary": [n for n in schema.names if n not in floats and n not in PER_CASE]}
 
 
 def write_table(table: pa.Table, path: Path) -> None:

@@ -20,7 +20,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from .. import UsageError
-from ..schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from ..schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA, float_columns
 from .url import Location
 
 WRITER = "writer_id"
@@ -50,19 +50,14 @@ def writer_properties(schema: pa.Schema):
     """zstd, and no min/max statistics on floating-point columns (store_write.parquet_options says why:
     Parquet statistics leave NaN out, so a reader's pruning could drop NaN rows)."""
     dl = _deltalake()
-
-    def has_float(t: pa.DataType) -> bool:
-        return pa.types.is_floating(t) or (pa.types.is_list(t) and has_float(t.value_type))
     off = dl.ColumnProperties(statistics_enabled="NONE")
-    return dl.WriterProperties(compression="ZSTD",
-                               column_properties={f.name: off for f in schema if has_float(f.type)})
+    return dl.WriterProperties(compression="ZSTD", column_properties={name: off for name in float_columns(schema)})
 
 
 def _config(schema: pa.Schema) -> Dict[str, str]:
     """Table properties: file statistics in the Delta log only for the columns without floats."""
-    def has_float(t: pa.DataType) -> bool:
-        return pa.types.is_floating(t) or (pa.types.is_list(t) and has_float(t.value_type))
-    return {"delta.dataSkippingStatsColumns": ",".join(f.name for f in schema if not has_float(f.type))}
+    floats = float_columns(schema)
+    return {"delta.dataSkippingStatsColumns": ",".join(n for n in schema.names if n not in floats)}
 
 
 def _retry(what: str, action):
