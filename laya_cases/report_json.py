@@ -210,10 +210,12 @@ HELPER_FROM = 200000
 
 
 def _helper(n_cases: int):
-    """The rendering helper process (laya_cases/answer_helper.py), or None (a small run, one core)."""
+    """The rendering helper process (laya_cases/answer_helper.py), or None (a small run, one core, or a
+    program whose sys.executable is not a Python interpreter to start it with)."""
     import sys
 
-    if n_cases < HELPER_FROM or (os.cpu_count() or 1) < 2 or not sys.executable:
+    if (n_cases < HELPER_FROM or (os.cpu_count() or 1) < 2
+            or "python" not in os.path.basename(sys.executable or "").lower()):    # embedded: no interpreter
         return None
     from .answer_helper import Helper
 
