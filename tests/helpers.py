@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Sequence, Union
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LAYA_CASES_SHARED", ROOT.parent / "shared"))
 #: The spec's worked-example vectors (T3.x, T5.2, T6.3), kept with the tests so a fresh clone runs them;
 #: tests/fixtures/spec/README.md says what each file is. Third-party data stays in ../shared/data.
+#: A bound for polling a child process on a loaded 2-core machine, never a timing claim.
+WAIT_DEADLINE_S = 180.0
 SPEC_FIXTURES = ROOT / "tests" / "fixtures" / "spec"
 SHARED_DATA_HINT = ("needs the stored test data: put the project's shared/ folder beside this clone "
                     "(../shared/data) or set LAYA_CASES_SHARED=/path/to/shared")
@@ -133,3 +135,24 @@ def flipped_support_answers(path: Path) -> Path:
         lines.append(json.dumps(row))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def wait_for(condition: Callable[[], bool], procs: Union[subprocess.Popen, Sequence[subprocess.Popen]],
+             what: str) -> None:
+    """Poll until condition() holds; fail early (with its stderr) if a watched process exits first. The
+    pause between polls is a wait on the processes themselves, so an exit is seen at once."""
+    import time
+
+    procs = [procs] if isinstance(procs, subprocess.Popen) else list(procs)
+    deadline = time.monotonic() + WAIT_DEADLINE_S
+    while not condition():
+        for proc in procs:
+            try:
+                proc.wait(timeout=0.02)
+            except subprocess.TimeoutExpired:
+                continue
+            if not condition():
+                _, err = proc.communicate()
+                raise AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, err))
+        if time.monotonic() > deadline:
+            raise AssertionError("gave up waiting for %s" % what)

@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -22,9 +21,8 @@ pytest.importorskip("deltalake", reason="needs the objstore extra: pip install -
 pytest.importorskip("flask", reason="moto's S3 server needs flask: pip install -e '.[dev]'")
 moto_server = pytest.importorskip("moto.server", reason="needs moto[s3] (the dev extra)")
 
-from helpers import ROOT, cli  # noqa: E402
+from helpers import ROOT, WAIT_DEADLINE_S, cli, wait_for  # noqa: E402
 
-DEADLINE_S = 180.0
 SUPPORT = ROOT / "data" / "support.jsonl"
 SUPPORT_ANSWERS = ROOT / "data" / "support.answers.jsonl"
 DOC = ROOT / "docs" / "readers.md"
@@ -80,16 +78,6 @@ def write_answers(path: Path, n_rows: int, *, qids: int = 1, flip: int = 0) -> P
 def popen(*args: str, env: Dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "laya_cases_cli", *args], cwd=str(ROOT), text=True,
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def wait_for(condition, proc: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        if proc.poll() is not None:
-            raise AssertionError("writer exited (%s) before %s: %s" % (proc.returncode, what, proc.stderr.read()))
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.05)
 
 
 def runs_json(url: str, s3: Dict[str, str]) -> List[Dict[str, object]]:
@@ -240,7 +228,7 @@ def test_eight_concurrent_writers_into_s3_all_land(s3, tmp_path):
     files = [write_answers(tmp_path / ("a%d.jsonl" % i), 30 + 7 * i, qids=1 + i % 3, flip=i) for i in range(8)]
     expected = {"run-%d" % i: (30 + 7 * i) * (1 + i % 3) for i in range(8)}
     procs = [popen("ingest", str(f), "-w", url, "--run-id", "run-%d" % i, env=env_of(s3)) for i, f in enumerate(files)]
-    results = [p.communicate(timeout=DEADLINE_S) for p in procs]
+    results = [p.communicate(timeout=WAIT_DEADLINE_S) for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, [err[-500:] for _, err in results]
     assert [out.strip() for out, _ in results] == sorted(expected)
 
@@ -350,7 +338,7 @@ def test_two_writers_of_one_run_id_exactly_one_wins(s3, tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", _MEET, str(meet), "ingest", str(f), "-w", url, "--run-id", "dup"],
                               cwd=str(ROOT), env={**os.environ, **env}, text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) for f in files]
-    results = [p.communicate(timeout=DEADLINE_S) for p in procs]
+    results = [p.communicate(timeout=WAIT_DEADLINE_S) for p in procs]
     codes = [p.returncode for p in procs]
     assert sorted(codes) == [0, 2] and len(os.listdir(meet)) == 2, [err[-500:] for _, err in results]
     loser = results[codes.index(2)][1]

@@ -19,6 +19,7 @@ from typing import Any, Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from helpers import wait_for  # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs  # noqa: E402
 
 LOG_ENV, DELAY_ENV = "RELEVANCE_DOUBLE_LOG", "RELEVANCE_DOUBLE_DELAY_S"
@@ -105,9 +106,7 @@ def test_sigkill_mid_pair_then_rerun_finishes_only_what_was_missing(tmp_path):
     log = tmp_path / "calls.log"
     wh = tmp_path / "wh"
     proc = _cli(args + ["-w", str(wh)], {LOG_ENV: str(log), DELAY_ENV: "0.3"})
-    deadline = time.time() + 120
-    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 9):
-        time.sleep(0.05)
+    wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 9, proc, "the 9th call under way")
     proc.send_signal(signal.SIGKILL)          # 6 calls of de (complete), the 9th call of en under way
     proc.wait(30)
     store = Warehouse(wh)

@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -26,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from doubles import FakeClock
-from helpers import ROOT, snapshot_tree
+from helpers import ROOT, snapshot_tree, wait_for
 from resume_double import DELAY_ENV, LOG_ENV, ResumeDouble, write_dataset
 
 from laya_cases import UsageError
@@ -37,7 +36,6 @@ from laya_cases.store_check import check
 from laya_cases.warehouse import Warehouse
 
 DOUBLE = str(ROOT / "tests" / "resume_double.py")
-DEADLINE_S = 180.0
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -304,16 +302,6 @@ def _strip_timing(doc: Any) -> Any:
     return doc
 
 
-def _wait(condition, proc: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        if proc.poll() is not None:
-            raise AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, proc.stderr.read()))
-        if time.monotonic() > deadline:
-            raise AssertionError("gave up waiting for %s" % what)
-        time.sleep(0.02)
-
-
 def _double_cli(*args: str, env: Dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, DOUBLE, *args], capture_output=True, text=True, cwd=str(ROOT),
                           env={**os.environ, **env})
@@ -334,7 +322,7 @@ def test_sigkill_mid_run_then_resume_finishes_only_what_was_missing(tmp_path):
         except (OSError, ValueError):
             return 0
     try:
-        _wait(lambda: committed() >= 18, proc, "three chunks committed")
+        wait_for(lambda: committed() >= 18, proc, "three chunks committed")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate()

@@ -14,17 +14,15 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 import pyarrow.parquet as pq
 import pytest
 
-from helpers import ROOT, cli, snapshot_tree
+from helpers import ROOT, cli, snapshot_tree, wait_for
 from laya_cases.locks import lock, unlock
 
-DEADLINE_S = 180.0                      # a bound for polling on a loaded 2-core machine, never a timing claim
 SUPPORT_ANSWERS = ROOT / "data" / "support.answers.jsonl"
 
 
@@ -47,22 +45,6 @@ def write_answers(path: Path, n_rows: int, *, qids: int = 1, flip: int = 0) -> P
 def popen(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "laya_cases_cli", *args], cwd=str(ROOT),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(condition: Callable[[], bool], procs: List[subprocess.Popen], what: str) -> None:
-    """Poll until condition() holds; fail early (with its stderr) if a watched process exits first."""
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        for proc in procs:
-            try:
-                proc.wait(timeout=0.02)          # the wait between polls; returns at once if it exited
-            except subprocess.TimeoutExpired:
-                continue
-            if not condition():
-                out, err = proc.communicate()
-                raise AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, err))
-        if time.monotonic() > deadline:
-            raise AssertionError("gave up waiting for %s" % what)
 
 
 def staging_areas(wh: Path) -> List[Path]:
