@@ -9,23 +9,13 @@
 -- why: a row drawn w times adds w times its partial sums (limbs, counts and rest weights scale by w), so
 --      each replicate's sums per slice set are one weighted aggregation, then mapped to groups.
 WITH per_set AS (
-    SELECT w.replicate, r.slice_set, r.bin, sum(r.n * w.w) AS n, sum(r.n_conf * w.w) AS n_conf,
-           sum(r.n_nan * w.w) AS n_nan, sum(r.n_out * w.w) AS n_out,
-           sum(r.conf_0 * w.w) AS conf_0, sum(r.conf_1 * w.w) AS conf_1, sum(r.conf_2 * w.w) AS conf_2,
-           sum(r.conf_3 * w.w) AS conf_3, lc_rests(lc_rest_times(r.conf_rest, w.w)) AS conf_rest,
-           sum(r.conf_nan * w.w) AS conf_nan, sum(r.conf_pinf * w.w) AS conf_pinf, sum(r.conf_ninf * w.w) AS conf_ninf,
-           sum(r.sq_0 * w.w) AS sq_0, sum(r.sq_1 * w.w) AS sq_1, sum(r.sq_2 * w.w) AS sq_2,
-           sum(r.sq_3 * w.w) AS sq_3, lc_rests(lc_rest_times(r.sq_rest, w.w)) AS sq_rest,
-           sum(r.sq_nan * w.w) AS sq_nan, sum(r.sq_pinf * w.w) AS sq_pinf, sum(r.sq_ninf * w.w) AS sq_ninf
+    SELECT w.replicate, r.slice_set, r.bin, lc_partial_sums_times(r.part, w.w) AS part
     FROM row_sums r JOIN boot_weights w USING (row_index)
     GROUP BY w.replicate, r.slice_set, r.bin
+), per_group AS (
+    SELECT m.dim || '@' || CAST(p.replicate AS VARCHAR) AS dim, m.key, m.answer_type, m.correct, p.bin,
+           lc_partial_sums_add(p.part) AS part
+    FROM per_set p JOIN slice_map m USING (slice_set)
+    GROUP BY ALL
 )
-SELECT m.dim || '@' || CAST(p.replicate AS VARCHAR) AS dim, m.key, m.answer_type, m.correct, p.bin,
-       sum(p.n) AS n, sum(p.n_conf) AS n_conf, sum(p.n_nan) AS n_nan, sum(p.n_out) AS n_out,
-       sum(p.conf_0) AS conf_0, sum(p.conf_1) AS conf_1, sum(p.conf_2) AS conf_2, sum(p.conf_3) AS conf_3,
-       lc_rests(p.conf_rest) AS conf_rest, sum(p.conf_nan) AS conf_nan, sum(p.conf_pinf) AS conf_pinf,
-       sum(p.conf_ninf) AS conf_ninf,
-       sum(p.sq_0) AS sq_0, sum(p.sq_1) AS sq_1, sum(p.sq_2) AS sq_2, sum(p.sq_3) AS sq_3,
-       lc_rests(p.sq_rest) AS sq_rest, sum(p.sq_nan) AS sq_nan, sum(p.sq_pinf) AS sq_pinf, sum(p.sq_ninf) AS sq_ninf
-FROM per_set p JOIN slice_map m USING (slice_set)
-GROUP BY ALL
+SELECT dim, key, answer_type, correct, bin, part.* FROM per_group
