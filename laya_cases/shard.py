@@ -117,7 +117,9 @@ class ShardRecorder(RunRecorder):
     @contextmanager
     def shard_staging(self, rows: List[D.Row], key: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
         """Claim the shard (a dead writer's record is taken over and continued); yields its record."""
-        with S.stage(self.wh, self.run_id) as staged:
+        from .store_write import staging_area    # a shard joins its run: not stage()'s run-id checks
+
+        with staging_area(self.wh, self.run_id) as staged:
             record = S.claim(staged, self.index, self.count, (self.lo, self.hi), key)
             self.buffer = ShardBuffer(self.wh, self.run_id, rows[:self.lo])
             self._staged = staged

@@ -21,11 +21,9 @@ import datetime as _dt
 import json
 import os
 import re
-import secrets
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import UsageError, shorten
 from . import run_progress as RP
@@ -125,32 +123,7 @@ def live_writers(wh, entry_dir: Path) -> bool:
     return False
 
 
-# ---------------------------------------------------------------------------- staging and claiming
-@contextmanager
-def stage(wh, run_id: str) -> Iterator[Any]:
-    """A staging area for one shard's writer (as store_write.stage, without its single-writer checks)."""
-    from .store_write import StagedRun, _make_dirs
-
-    path = wh.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
-    created = _make_dirs(wh, path)[:-1]
-    staged = None
-    try:
-        staged = StagedRun(wh, run_id, path)
-        yield staged
-    finally:
-        if staged is not None:
-            staged.close()
-        shutil.rmtree(path, ignore_errors=True)
-        if staged is not None:
-            staged.release()
-        if staged is None or not staged.committed:
-            for directory in reversed(created):
-                try:
-                    os.rmdir(directory)
-                except OSError:
-                    break
-
-
+# ---------------------------------------------------------------------------- claiming
 def refuse(wh, run_id: str, index: int, count: int, key: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """Raise UsageError when shard I/N cannot join run `run_id` (complete, not sharded, another
     identity, already committed, being written); returns the shard's record when it resumes one."""

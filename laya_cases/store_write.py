@@ -44,6 +44,17 @@ def stage(wh: Warehouse, run_id: str, resume: bool = False) -> Iterator["StagedR
     if not resume and os.path.lexists(wh.progress_file(run_id)):
         raise UsageError("run id %r already exists in warehouse %s (an incomplete run; `laya-cases run ... "
                          "--resume %s` continues it)" % (run_id, wh.root, run_id))
+    with staging_area(wh, run_id) as staged:
+        if resume:
+            staged.progress = run_progress.claim(staged)
+        yield staged
+
+
+@contextmanager
+def staging_area(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
+    """A new area `_staging/<run>.<pid>.<random>` and its StagedRun, without the checks of `stage` (a
+    shard's writer joins a run: shard_store.stage). On leaving, the area goes, and unless the run was
+    committed, so does every directory this call created."""
     path = wh.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
     for _attempt in range(3):            # a failing writer may remove an empty _staging/ under our feet
         try:
@@ -56,8 +67,6 @@ def stage(wh: Warehouse, run_id: str, resume: bool = False) -> Iterator["StagedR
     staged = None
     try:
         staged = StagedRun(wh, run_id, path)
-        if resume:
-            staged.progress = run_progress.claim(staged)
         yield staged
     finally:
         if staged is not None:
