@@ -4,9 +4,30 @@ Register one with `laya_cases.runners.registry.register(name, cls)` to reach it 
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional
 
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
+
+
+def die_at_rename(root: str, kill_at: int) -> None:
+    """In a child process: exit as `kill -9` would (status 9, nothing flushed) just before the
+    kill_at-th rename, replace or tree removal under `root`, the steps of a commit (crash tests)."""
+    import shutil
+
+    root, seen = os.path.abspath(root), [0]
+
+    def dying(real):
+        def rename(src, dst, *a, **k):
+            if os.path.abspath(str(dst)).startswith(root):
+                seen[0] += 1
+                if seen[0] == kill_at:
+                    os._exit(9)
+            return real(src, dst, *a, **k)
+        return rename
+    os.rename, os.replace = dying(os.rename), dying(os.replace)
+    real_rmtree = shutil.rmtree
+    shutil.rmtree = lambda path, *a, **k: dying(lambda p, _q: real_rmtree(p, *a, **k))(path, path)
 
 
 class FakeClock:

@@ -347,24 +347,13 @@ def test_sigkill_mid_run_then_resume_finishes_only_what_was_missing(tmp_path):
 _KILL_AT = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
-    from doubles import FakeClock
+    from doubles import FakeClock, die_at_rename
     from resume_double import ResumeDouble
     from laya_cases.run import RunOptions, execute
     from laya_cases.warehouse import Warehouse
 
-    root, kill_at, seen = os.path.abspath(sys.argv[3]), int(sys.argv[5]), [0]
-    def dying(real):
-        def rename(src, dst, *a, **k):
-            if os.path.abspath(str(dst)).startswith(root):
-                seen[0] += 1
-                if seen[0] == kill_at:
-                    os._exit(9)              # a kill -9 just before this rename (or removal)
-            return real(src, dst, *a, **k)
-        return rename
-    os.rename, os.replace = dying(os.rename), dying(os.replace)
-    import shutil
-    real_rmtree = shutil.rmtree
-    shutil.rmtree = lambda path, *a, **k: dying(lambda p, _q: real_rmtree(p, *a, **k))(path, path)
+    root = sys.argv[3]
+    die_at_rename(root, int(sys.argv[5]))
     clock = FakeClock()
     execute(Warehouse(root), RunOptions(sys.argv[2], run_id=sys.argv[4], batch_size=2, on_error="skip",
             commit_every=3), runner=ResumeDouble(clock=clock), clock=clock)
