@@ -18,6 +18,17 @@ SPEC_FIXTURES = ROOT / "tests" / "fixtures" / "spec"
 SHARED_DATA_HINT = ("needs the stored test data: put the project's shared/ folder beside this clone "
                     "(../shared/data) or set LAYA_CASES_SHARED=/path/to/shared")
 
+#: The gate policy of worked example T6.2 (semantics.md), on the ties.json candidate.
+T62_RULES = [
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "min": 0.6},
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 5, "min": 0.1},
+    {"slice": {"qid": "urgency"}, "metric": "ece", "min_count": 1, "max": 0.5},
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.25},
+    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.2},
+    {"slice": {"language": "en"}, "metric": "ece", "min_count": 6, "max": 0.5},
+    {"slice": {"language": "en"}, "metric": "ece", "min_count": 7, "max": 0.5},
+]
+
 
 def shared_data(*parts: str) -> Path:
     """A path under ../shared/data (third-party data, never copied into the repository)."""

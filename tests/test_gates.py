@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from flip_data import rows as flip_rows, write as write_rows
-from helpers import fixture_rows, snapshot_tree, write_jsonl
+from helpers import T62_RULES, fixture_rows, snapshot_tree, write_jsonl
 from laya_cases import UsageError
 from laya_cases import gates as G
 from laya_cases_cli.app import app
@@ -55,15 +55,6 @@ def ties(tmp_path_factory) -> Dict[str, Any]:
     return {"base": base, "wh": wh, "doc": json.loads((base / "ties.json").read_text())}
 
 
-T62_RULES = [
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "min": 0.6},
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 5, "min": 0.1},
-    {"slice": {"qid": "urgency"}, "metric": "ece", "min_count": 1, "max": 0.5},
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.25},
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.2},
-    {"slice": {"language": "en"}, "metric": "ece", "min_count": 6, "max": 0.5},
-    {"slice": {"language": "en"}, "metric": "ece", "min_count": 7, "max": 0.5},
-]
 T62_EXPECTED = [
     "slice gate: baseline and candidate need dataset_sha256 identity",
     "slice gate rule 1 (language=en, choice_accuracy): candidate=0.5000 (n=4), min=0.6000 failed",

@@ -19,7 +19,7 @@ pytest.importorskip("sqlglot", reason="sqlglot not installed (pip install 'laya-
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
     pytest.skip("--engine spark needs Java 17+ (none on PATH or JAVA_HOME)", allow_module_level=True)
 
-from helpers import ROOT, fixture_rows, record_to_row  # noqa: E402
+from helpers import ROOT, T62_RULES, fixture_rows, record_to_row  # noqa: E402
 from laya_cases import report as R  # noqa: E402
 from laya_cases.engines import translate  # noqa: E402
 from laya_cases.engines.spark import SparkConnection, session  # noqa: E402
@@ -219,17 +219,6 @@ def test_diff_is_the_same_on_spark(stores, tmp_path):
     _, _, files = same_cli(tmp_path / "support", "diff", "support", "other", "-w", stores["support"], "--by", "qid",
                            "--json", "{out}/d.json", code=0)
     assert json.loads(files["d.json"])["flips"]
-
-
-T62_RULES = [
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "min": 0.6},
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 5, "min": 0.1},
-    {"slice": {"qid": "urgency"}, "metric": "ece", "min_count": 1, "max": 0.5},
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.25},
-    {"slice": {"language": "en"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.2},
-    {"slice": {"language": "en"}, "metric": "ece", "min_count": 6, "max": 0.5},
-    {"slice": {"language": "en"}, "metric": "ece", "min_count": 7, "max": 0.5},
-]
 
 
 def test_t6_2_policy_thresholds_and_baseline_gate_the_same_on_spark(tmp_path):
