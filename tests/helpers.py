@@ -167,3 +167,21 @@ def wait_for(condition: Callable[[], bool], procs: Union[subprocess.Popen, Seque
                 raise AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, err))
         if time.monotonic() > deadline:
             raise AssertionError("gave up waiting for %s" % what)
+
+
+def last_bit_rows() -> List[Dict[str, Any]]:
+    """400 answers rows (one choice question, 4-decimal confidences, seeded) whose ece, brier and aurc,
+    summed in case order as the reference sums them, differ from the exactly rounded sums in the last
+    bit: the data of the tests that a reference baseline still passes at tolerance 0."""
+    import random
+
+    rng = random.Random(11)
+    labels = ["a", "b", "c", "d"]
+    body = {"intent": {"type": "choice", "instructions": "pick", "criteria": labels}}
+    rows = []
+    for i in range(400):
+        gold, p = rng.choice(labels), round(rng.uniform(0.25, 1.0), 4)
+        pred = gold if rng.random() < p else rng.choice(labels)
+        rows.append({"state": "s%d" % i, "questions": body, "expected": {"intent": gold},
+                     "answers": {"intent": {"type": "choice", "choice": pred, "answer_confidence": p}}})
+    return rows

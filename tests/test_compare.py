@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import random
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -18,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
-from helpers import ROOT, snapshot_tree, write_jsonl
+from helpers import ROOT, last_bit_rows, snapshot_tree, write_jsonl
 from laya_cases import gates as G
 from laya_cases_cli.app import app
 
@@ -248,15 +247,7 @@ def test_reference_baseline_on_order_dependent_sums_still_passes_at_tolerance_0(
     """Our ece/brier/aurc are exactly rounded sums (S9.8); the reference's are pairwise means in case
     order and can differ in the last bit. Against a laya-evals baseline of the same answers, compare
     reads those three the reference's way, so tolerance 0 passes (issue acceptance, S6.4 (e))."""
-    rng = random.Random(11)
-    labels = ["a", "b", "c", "d"]
-    body = {"intent": {"type": "choice", "instructions": "pick", "criteria": labels}}
-    rows = []
-    for i in range(400):
-        gold, p = rng.choice(labels), round(rng.uniform(0.25, 1.0), 4)
-        pred = gold if rng.random() < p else rng.choice(labels)
-        rows.append({"state": "s%d" % i, "questions": body, "expected": {"intent": gold},
-                     "answers": {"intent": {"type": "choice", "choice": pred, "answer_confidence": p}}})
+    rows = last_bit_rows()
     dataset = write_jsonl(tmp_path / "ds.jsonl", [{k: r[k] for k in ("state", "questions", "expected")} for r in rows])
     answers = write_jsonl(tmp_path / "answers.jsonl", rows)
     StandInRouter.answers = {json.dumps(r["state"]): r["answers"] for r in rows}

@@ -85,17 +85,9 @@ def test_last_bit_differences_still_pass_at_tolerance_0_without_laya(tmp_path: P
     import json
 
     evals = pytest.importorskip("laya.evals")
-    from helpers import write_jsonl
+    from helpers import last_bit_rows, write_jsonl
 
-    rng = random.Random(11)
-    labels = ["a", "b", "c", "d"]
-    body = {"intent": {"type": "choice", "instructions": "pick", "criteria": labels}}
-    rows = []
-    for i in range(400):
-        gold, p = rng.choice(labels), round(rng.uniform(0.25, 1.0), 4)
-        pred = gold if rng.random() < p else rng.choice(labels)
-        rows.append({"state": "s%d" % i, "questions": body, "expected": {"intent": gold},
-                     "answers": {"intent": {"type": "choice", "choice": pred, "answer_confidence": p}}})
+    rows = last_bit_rows()
     env = {**os.environ, "LAYA_CASES_WAREHOUSE": "wh", "NO_COLOR": "1"}
     answers = write_jsonl(tmp_path / "answers.jsonl", rows)
     assert _cli(["ingest", str(answers), "--run-id", "r"], tmp_path, env, block=False).returncode == 0
