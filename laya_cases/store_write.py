@@ -53,7 +53,7 @@ def stage(wh: Warehouse, run_id: str, resume: bool = False) -> Iterator["StagedR
 @contextmanager
 def staging_area(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
     """A new area `_staging/<run>.<pid>.<random>` and its StagedRun, without the checks of `stage` (a
-    shard's writer joins a run: shard_store.stage). On leaving, the area goes, and unless the run was
+    shard's writer joins a run: shard.ShardRecorder). On leaving, the area goes, and unless the run was
     committed, so does every directory this call created."""
     path = wh.staging_dir / ("%s.%d.%s" % (run_id, os.getpid(), secrets.token_hex(4)))
     for _attempt in range(3):            # a failing writer may remove an empty _staging/ under our feet

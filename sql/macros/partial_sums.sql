@@ -10,7 +10,9 @@
 --      a confidence, n_nan and n_out those with a NaN or an out-of-[0, 1] one; conf_* is the exact sum
 --      of the confidences and sq_* that of lc_sq_error (paired cases only), as the partial sums of
 --      sql/macros/exact_sum.sql, which add up: _add sums partial sums (rows of one group), _times
---      sums them each multiplied by a weight (a resampled row counted w times).
+--      sums them each multiplied by a weight (a resampled row counted w times). A field is read with
+--      struct_extract(p, 'f'), not p.f: Spark has no macros, and their expansion (engines/translate.py)
+--      substitutes a parameter only where it stands alone.
 -- params: none
 CREATE OR REPLACE MACRO lc_sq_error(conf, correct) AS CASE WHEN correct IS NOT NULL THEN
     (conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END) * (conf - CASE WHEN correct THEN 1.0 ELSE 0.0 END) END;
