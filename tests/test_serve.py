@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, cli, snapshot_tree
+from helpers import ROOT, cli, snapshot_tree, wait_for
 from test_html_report import data_values, make_store
 
 pytest.importorskip("starlette", reason="laya-cases serve needs: pip install 'laya-cases[serve]'")
@@ -178,7 +178,6 @@ def test_the_docs_query_is_the_cases_page(client, store):
 
 def test_cli_serve_listens_on_localhost_and_answers(store):
     import socket
-    import time
     import urllib.request
 
     with socket.socket() as s:
@@ -186,15 +185,17 @@ def test_cli_serve_listens_on_localhost_and_answers(store):
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "laya_cases_cli", "serve", "-w", str(store), "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
+    pages: list = []
+
+    def served() -> bool:
+        try:
+            pages.append(urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=2).read().decode("utf-8"))
+            return True
+        except OSError:
+            return False
     try:
-        body = None
-        for _ in range(100):
-            try:
-                body = urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=2).read().decode("utf-8")
-                break
-            except OSError:
-                time.sleep(0.1)
-        assert body is not None and 'href="/run/demo"' in body
+        wait_for(served, proc, "the server's first page")
+        assert 'href="/run/demo"' in pages[-1]
     finally:
         proc.terminate()
         proc.wait(10)
