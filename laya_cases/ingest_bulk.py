@@ -179,15 +179,18 @@ class BulkIngest:
         if self.con is None:
             self.con = duckdb.connect()
             self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
-        relation = self.con.from_arrow(pa.Table.from_arrays([lines], ["line"]))
+        # a registered view, not a relation's query(): ~9 ms less per block in DuckDB 2.0's Python layer
+        self.con.register("lines", pa.Table.from_arrays([lines], ["line"]))
         try:
-            table = relation.query("lines", template.sql % "from_json(line, %s)" % template.structure).to_arrow_table()
+            table = self.con.sql(template.sql % "from_json(line, %s)" % template.structure).to_arrow_table()
         except duckdb.Error:                 # a line that is not JSON: only valid lines are parsed
             sql = "CASE WHEN json_valid(line) THEN from_json(line, %s) END" % template.structure
             try:
-                table = relation.query("lines", template.sql % sql).to_arrow_table()
+                table = self.con.sql(template.sql % sql).to_arrow_table()
             except duckdb.Error:
                 raise Unsupported("duckdb") from None     # these lines go through the per-row path
+        finally:
+            self.con.unregister("lines")     # the block is not held past its query
         return table if self.float_text else table.select(["g%d" % i for i in range(len(template.kinds))])
 
     def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
