@@ -12,11 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LAYA_CASES_SHARED", ROOT.parent / "shared"))
 #: The spec's worked-example vectors (T3.x, T5.2, T6.3), kept with the tests so a fresh clone runs them;
 #: tests/fixtures/spec/README.md says what each file is. Third-party data stays in ../shared/data.
-#: A bound for polling a child process on a loaded 2-core machine, never a timing claim.
-WAIT_DEADLINE_S = 180.0
 SPEC_FIXTURES = ROOT / "tests" / "fixtures" / "spec"
 SHARED_DATA_HINT = ("needs the stored test data: put the project's shared/ folder beside this clone "
                     "(../shared/data) or set LAYA_CASES_SHARED=/path/to/shared")
+#: A bound for polling a child process on a loaded 2-core machine, never a timing claim.
+WAIT_DEADLINE_S = 180.0
 
 #: The gate policy of worked example T6.2 (semantics.md), on the ties.json candidate.
 T62_RULES = [
