@@ -6,6 +6,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests import helpers, doubles, ...
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # The workers share the cores: one OpenMP thread per torch model, or each worker's idle OpenMP threads
+    # spin on the cores the other worker needs (the SmolLM2 test used 45 s of CPU with two threads, 35 s
+    # with one). Set before any test module imports torch; a serial run keeps torch's default.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # Tests marked `slow` here (a whole file, or a test with all its parameter sets), so `pytest -m "not slow"`
 # stays under a minute on two cores: neural models, the golden CLI run, the reference differential,
 # subprocess crash and concurrency checks, the many-CLI-call parametrisations. Chosen from --durations
