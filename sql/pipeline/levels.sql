@@ -2,7 +2,7 @@
 -- spec: S3.9 (paired = confidence and correctness present), S3.12 (order: +inf first, -inf after
 --       every finite value, NaN last as one level), S9.3 (the curve)
 -- grain: one row per (dim, key, level)
--- input: slice_cells
+-- input: level_cells
 -- params: none
 -- output: dim, key, level, conf, rows, hits, accepted, cum_hits, N, coverage, risk, selective_accuracy
 -- why: the cost must be a sort, whatever the number of distinct confidences. The levels of every group
@@ -11,15 +11,10 @@
 --      running counts of that sequence less those of the groups before it. One window without a
 --      PARTITION BY, on integer and double keys: several times faster here than partitioning by the
 --      (dim, key) strings. Counts are BIGINT (cases), not the HUGEINT of a sum: narrower rows.
-WITH paired AS (
-    SELECT dim, key, conf, correct, n FROM slice_cells WHERE conf IS NOT NULL AND correct IS NOT NULL
-), grp AS (
-    SELECT dim, key, row_number() OVER (ORDER BY dim, key) AS gid FROM (SELECT DISTINCT dim, key FROM paired)
+WITH grp AS (
+    SELECT dim, key, row_number() OVER (ORDER BY dim, key) AS gid FROM (SELECT DISTINCT dim, key FROM level_cells)
 ), lv AS (
-    SELECT grp.gid, p.conf, CAST(sum(p.n) AS BIGINT) AS rows,
-           CAST(sum(CASE WHEN p.correct THEN p.n ELSE 0 END) AS BIGINT) AS hits
-    FROM paired p JOIN grp USING (dim, key)
-    GROUP BY grp.gid, p.conf
+    SELECT grp.gid, c.conf, c.rows, c.hits FROM level_cells c JOIN grp USING (dim, key)
 ), before AS (      -- per group: its N, and the levels, rows and hits of every group numbered before it
     SELECT gid, N, sum(n_levels) OVER o - n_levels AS levels_before, CAST(sum(N) OVER o - N AS BIGINT) AS rows_before,
            CAST(sum(n_hits) OVER o - n_hits AS BIGINT) AS hits_before
