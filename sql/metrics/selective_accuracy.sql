@@ -10,7 +10,11 @@
 -- family: selective 2
 -- published_at: 0.5, 0.8
 -- output: dim, key, value, N, k_requested, accepted, hits, coverage_actual, cut_confidence
--- why: every level row carries its group's N, so the cut is a filter and one aggregation (no join)
+-- why: every level row carries its group's N, so the cut is a filter and one aggregation (no join). The
+--      level holding the k-th case is the one row of its group with accepted >= k > accepted - rows
+--      (accepted - rows is the level before's accepted): the filter keeps that row alone, not every
+--      level past the cut, so the aggregation is over one row per group (arg_min keeps the first
+--      level's meaning either way).
 SELECT dim, key,
        arg_min(selective_accuracy, level) AS value,
        any_value(N) AS N,
@@ -21,5 +25,6 @@ SELECT dim, key,
        arg_min(conf, level) AS cut_confidence
 FROM levels
 WHERE accepted >= greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
+  AND accepted - rows < greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
   AND $coverage > 0.0 AND $coverage <= 1.0
 GROUP BY dim, key

@@ -9,12 +9,11 @@
 -- output: level, confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy
 -- why: nothing in the report may grow with the number of distinct confidences, yet every tie-aware
 --      cut the report publishes must be a point of its curve. The full curve is the `levels` table
---      (docs/report.md shows the one query that lists it).
-WITH lv AS (
-    SELECT level, conf, rows, hits, accepted, cum_hits, N, coverage, risk, selective_accuracy
-    FROM levels WHERE dim = 'overall'
-), total AS (
-    SELECT count(*) AS n_levels, any_value(N) AS N FROM lv
+--      (docs/report.md shows the one query that lists it). `levels` is read three times, each read
+--      narrow (the ASOF join sorts only (level, accepted)), rather than once into a CTE of every column:
+--      at 10M distinct confidences that CTE is 10M wide rows to materialise and spill.
+WITH total AS (
+    SELECT count(*) AS n_levels, any_value(N) AS N FROM levels WHERE dim = 'overall'
 ), ks AS (
     SELECT DISTINCT greatest(1, CAST(ceil(c * CAST(t.N AS DOUBLE)) AS BIGINT)) AS k
     FROM total t,
@@ -22,11 +21,11 @@ WITH lv AS (
           UNION ALL SELECT CAST(j AS DOUBLE) / 1000.0 FROM range(1, 1001) r(j)) cs
     WHERE cs.c > 0.0 AND cs.c <= 1.0
 ), picked AS (
-    SELECT lv.level FROM ks ASOF JOIN lv ON ks.k <= lv.accepted
+    SELECT lv.level FROM ks ASOF JOIN (SELECT level, accepted FROM levels WHERE dim = 'overall') lv ON ks.k <= lv.accepted
     UNION SELECT 1
 )
 SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits, lv.coverage, lv.risk,
        lv.selective_accuracy
-FROM lv, total
-WHERE total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked)
+FROM levels lv, total
+WHERE lv.dim = 'overall' AND (total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked))
 ORDER BY lv.level
