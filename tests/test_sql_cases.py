@@ -6,7 +6,7 @@
 Rows are lists in the column order of `tables` (inputs) or `expected.columns` (output). Floats compare
 exactly (NaN equals NaN; a float 0.0 must not come back as -0.0) unless the case sets `abs_tol`; an
 int must come back as an int and a float as a float. `upstream` materialises other SQL files first
-(in the order given), so a case can start from an earlier table, e.g. slice_cells -> levels -> aurc.
+(in the order given), so a case can start from an earlier table, e.g. level_cells -> levels -> aurc.
 `partial: true` compares only the named output columns; otherwise they must be all of them, in order.
 """
 from __future__ import annotations
