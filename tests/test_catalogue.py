@@ -72,7 +72,8 @@ def test_derived_lists_are_the_published_ones():
 
 def test_build_order_follows_the_input_lines():
     names = [f.name for f in catalogue.build_order(["levels", "slice_errors", "reliability"], ("pipeline", "metrics"))]
-    for before, after in (("cells", "level_cells"), ("slice_map", "level_cells"), ("level_cells", "levels"),
+    for before, after in (("cells", "level_cells"), ("slice_map", "level_groups"), ("level_groups", "level_cells"),
+                          ("level_cells", "levels"),
                           ("error_cells", "slice_errors"), ("cells", "slice_sums"), ("slice_map", "slice_sums"),
                           ("slice_sums", "reliability")):
         assert names.index(before) < names.index(after)
@@ -81,8 +82,8 @@ def test_build_order_follows_the_input_lines():
     assert "slice_cells" not in names
     assert "slice_cells" not in [f.name for f in catalogue.build_order(["reliability"], ("pipeline", "metrics"))]
     boot = catalogue.build_order(["slice_cells", "slice_errors", "levels", "slice_sums"], ("bootstrap", "pipeline"))
-    assert [f.path for f in boot if f.name in ("slice_cells", "level_cells")] == ["bootstrap/level_cells.sql",
-                                                                                 "bootstrap/slice_cells.sql"]
+    assert [f.path for f in boot if f.name in ("slice_cells", "level_cells", "level_groups")] == [
+        "bootstrap/level_groups.sql", "bootstrap/level_cells.sql", "bootstrap/slice_cells.sql"]
     assert [f.path for f in boot if f.name in ("row_sums", "slice_sums")] == ["bootstrap/row_sums.sql",
                                                                               "bootstrap/slice_sums.sql"]
 

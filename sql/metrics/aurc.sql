@@ -2,16 +2,21 @@
 -- spec: S3.14 (each level's risk weighted by the cases it spans, over N), S9.3 (the curve
 --       reproduces it), S9.8 (exact sum of the level terms: a function of the multiset alone)
 -- grain: one row per (dim, key) group with paired cases
--- input: levels
+-- input: levels, level_groups
 -- params: none
 -- kind: paired
 -- order_dependent: yes
 -- coverage: yes
 -- family: selective 1
 -- output: dim, key, metric, value, n_paired, n_levels
-SELECT dim, key, 'aurc' AS metric,
-       lc_exact_sum(risk * CAST(rows AS DOUBLE)) / CAST(any_value(N) AS DOUBLE) AS value,
-       any_value(N) AS n_paired,
-       count(*) AS n_levels
-FROM levels
-GROUP BY dim, key
+-- why: aggregated per group number first, then named: `levels` has about one row per case per group
+--      with full-precision confidences. The risk of a level is 1 - cum_hits / accepted (S9.3).
+SELECT g.dim, g.key, 'aurc' AS metric, a.value, a.n_paired, a.n_levels
+FROM (SELECT gid,
+             lc_exact_sum((1.0 - CAST(cum_hits AS DOUBLE) / CAST(accepted AS DOUBLE)) * CAST(rows AS DOUBLE))
+                 / CAST(any_value(N) AS DOUBLE) AS value,
+             any_value(N) AS n_paired,
+             count(*) AS n_levels
+      FROM levels
+      GROUP BY gid) a
+JOIN level_groups g USING (gid)

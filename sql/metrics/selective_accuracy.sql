@@ -2,7 +2,7 @@
 -- spec: S3.13 (k = max(1, ceil(c*N)) in binary64; the cut takes the whole level holding the k-th
 --       case, so accepted >= k; a NaN cut accepts all N), S9.2 (N, k, accepted, hits, coverage)
 -- grain: one row per (dim, key) group with paired cases; no rows unless 0 < coverage <= 1
--- input: levels
+-- input: levels, level_groups
 -- params: coverage
 -- kind: paired
 -- coverage: yes
@@ -10,21 +10,30 @@
 -- family: selective 2
 -- published_at: 0.5, 0.8
 -- output: dim, key, value, N, k_requested, accepted, hits, coverage_actual, cut_confidence
--- why: every level row carries its group's N, so the cut is a filter and one aggregation (no join). The
+-- why: every level row carries its group's N, so the cut is a filter and one aggregation. The
 --      level holding the k-th case is the one row of its group with accepted >= k > accepted - rows
 --      (accepted - rows is the level before's accepted): the filter keeps that row alone, not every
 --      level past the cut, so the aggregation is over one row per group (arg_min keeps the first
---      level's meaning either way).
-SELECT dim, key,
-       arg_min(selective_accuracy, level) AS value,
-       any_value(N) AS N,
-       greatest(1, CAST(ceil($coverage * CAST(any_value(N) AS DOUBLE)) AS BIGINT)) AS k_requested,
-       arg_min(accepted, level) AS accepted,
-       arg_min(cum_hits, level) AS hits,
-       arg_min(coverage, level) AS coverage_actual,
-       arg_min(conf, level) AS cut_confidence
-FROM levels
-WHERE accepted >= greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
-  AND accepted - rows < greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
-  AND $coverage > 0.0 AND $coverage <= 1.0
-GROUP BY dim, key
+--      level's meaning either way). The ratios (S9.2) are computed for that row alone, and the group
+--      named through level_groups after the cut.
+WITH cut AS (
+    SELECT gid,
+           any_value(N) AS N,
+           arg_min(accepted, level) AS accepted,
+           arg_min(cum_hits, level) AS hits,
+           arg_min(conf, level) AS cut_confidence
+    FROM levels
+    WHERE accepted >= greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
+      AND accepted - rows < greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
+      AND $coverage > 0.0 AND $coverage <= 1.0
+    GROUP BY gid
+)
+SELECT g.dim, g.key,
+       CAST(c.hits AS DOUBLE) / CAST(c.accepted AS DOUBLE) AS value,
+       c.N,
+       greatest(1, CAST(ceil($coverage * CAST(c.N AS DOUBLE)) AS BIGINT)) AS k_requested,
+       c.accepted,
+       c.hits,
+       CAST(c.accepted AS DOUBLE) / CAST(c.N AS DOUBLE) AS coverage_actual,
+       c.cut_confidence
+FROM cut c JOIN level_groups g USING (gid)

@@ -4,16 +4,19 @@
 -- grain: one row per published level of the overall group, in level order: every level when there
 --        are at most 1,000; otherwise the first level, and the level of the cut at each coverage in
 --        $coverages and at each coverage j/1000 (j = 1..1000, the last level at j = 1000), once each
--- input: levels
+-- input: levels, level_groups
 -- params: coverages (the report's published and asked-for coverages, e.g. [0.5, 0.8])
 -- output: level, confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy
 -- why: nothing in the report may grow with the number of distinct confidences, yet every tie-aware
 --      cut the report publishes must be a point of its curve. The full curve is the `levels` table
 --      (docs/report.md shows the one query that lists it). `levels` is read three times, each read
 --      narrow (the ASOF join sorts only (level, accepted)), rather than once into a CTE of every column:
---      at 10M distinct confidences that CTE is 10M wide rows to materialise and spill.
-WITH total AS (
-    SELECT count(*) AS n_levels, any_value(N) AS N FROM levels WHERE dim = 'overall'
+--      at 10M distinct confidences that CTE is 10M wide rows to materialise and spill. The ratios are
+--      computed for the published rows alone.
+WITH overall AS (
+    SELECT gid FROM level_groups WHERE dim = 'overall'
+), total AS (
+    SELECT count(*) AS n_levels, any_value(N) AS N FROM levels WHERE gid = (SELECT gid FROM overall)
 ), ks AS (
     SELECT DISTINCT greatest(1, CAST(ceil(c * CAST(t.N AS DOUBLE)) AS BIGINT)) AS k
     FROM total t,
@@ -21,11 +24,14 @@ WITH total AS (
           UNION ALL SELECT CAST(j AS DOUBLE) / 1000.0 FROM range(1, 1001) r(j)) cs
     WHERE cs.c > 0.0 AND cs.c <= 1.0
 ), picked AS (
-    SELECT lv.level FROM ks ASOF JOIN (SELECT level, accepted FROM levels WHERE dim = 'overall') lv ON ks.k <= lv.accepted
+    SELECT lv.level FROM ks ASOF JOIN (SELECT level, accepted FROM levels WHERE gid = (SELECT gid FROM overall)) lv
+        ON ks.k <= lv.accepted
     UNION SELECT 1
 )
-SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits, lv.coverage, lv.risk,
-       lv.selective_accuracy
+SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits,
+       CAST(lv.accepted AS DOUBLE) / CAST(lv.N AS DOUBLE) AS coverage,
+       1.0 - CAST(lv.cum_hits AS DOUBLE) / CAST(lv.accepted AS DOUBLE) AS risk,
+       CAST(lv.cum_hits AS DOUBLE) / CAST(lv.accepted AS DOUBLE) AS selective_accuracy
 FROM levels lv, total
-WHERE lv.dim = 'overall' AND (total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked))
+WHERE lv.gid = (SELECT gid FROM overall) AND (total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked))
 ORDER BY lv.level

@@ -4,7 +4,7 @@
 -- grain: one row per published level of the overall group, in level order: every level when there
 --        are at most 1,000; otherwise the first level, and the level of the cut at each coverage in
 --        $coverages and at each coverage j/1000 (j = 1..1000, the last level at j = 1000), once each
--- input: levels
+-- input: levels, level_groups
 -- params: coverages (the report's published and asked-for coverages, e.g. [0.5, 0.8])
 -- output: level, confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy
 -- why: nothing in the report may grow with the number of distinct confidences, yet every tie-aware
@@ -15,8 +15,8 @@
 --         smallest level at or after k in one ordering of the k values among the levels by accepted;
 --         the frame runs from the end, as Spark recomputes an UNBOUNDED FOLLOWING frame at every row)
 WITH lv AS (
-    SELECT level, conf, rows, hits, accepted, cum_hits, N, coverage, risk, selective_accuracy
-    FROM levels WHERE dim = 'overall'
+    SELECT level, conf, rows, hits, accepted, cum_hits, N
+    FROM levels WHERE gid = (SELECT gid FROM level_groups WHERE dim = 'overall')
 ), total AS (
     SELECT count(*) AS n_levels, any_value(N) AS N FROM lv
 ), ks AS (
@@ -36,8 +36,10 @@ WITH lv AS (
     WHERE is_k = 1 AND level IS NOT NULL
     UNION SELECT 1
 )
-SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits, lv.coverage, lv.risk,
-       lv.selective_accuracy
+SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits,
+       CAST(lv.accepted AS DOUBLE) / CAST(lv.N AS DOUBLE) AS coverage,
+       1.0 - CAST(lv.cum_hits AS DOUBLE) / CAST(lv.accepted AS DOUBLE) AS risk,
+       CAST(lv.cum_hits AS DOUBLE) / CAST(lv.accepted AS DOUBLE) AS selective_accuracy
 FROM lv, total
 WHERE total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked)
 ORDER BY lv.level
