@@ -148,7 +148,7 @@ def main() -> None:
         for name in ("cells", "slice_map"):
             Q.materialize(con, "pipeline/%s.sql" % name, name, {"run_id": args.run})
         t = time.perf_counter()
-        for name in ("level_groups", "level_cells", "levels"):
+        for name in ("level_groups", "level_cells", "level_starts", "levels"):
             Q.materialize(con, "pipeline/%s.sql" % name, name)
         sql_s = time.perf_counter() - t
         theirs = con.execute("SELECT dense_rank() OVER (ORDER BY dim, key) - 1 AS dim, level, conf, rows, hits, "
@@ -156,7 +156,7 @@ def main() -> None:
                              "ORDER BY dim, key, level").fetchnumpy()
         names = [tuple(r) for r in con.execute("SELECT DISTINCT dim, key FROM levels JOIN level_groups USING (gid) "
                                                "ORDER BY dim, key").fetchall()]
-        print("%s (%s): %d level rows; SQL level_groups + level_cells + levels %.2f s" % (
+        print("%s (%s): %d level rows; SQL level_groups, level_cells, level_starts, levels %.2f s" % (
             args.root or "%d decisions" % args.n, "rounded" if args.rounded else "distinct", len(theirs["level"]),
             sql_s))
         for label, compute in (("one sort + scans (numpy)", numpy_levels), ("one sort + scans (polars)", polars_levels)):

@@ -73,7 +73,7 @@ def test_derived_lists_are_the_published_ones():
 def test_build_order_follows_the_input_lines():
     names = [f.name for f in catalogue.build_order(["levels", "slice_errors", "reliability"], ("pipeline", "metrics"))]
     for before, after in (("cells", "level_cells"), ("slice_map", "level_groups"), ("level_groups", "level_cells"),
-                          ("level_cells", "levels"),
+                          ("level_cells", "level_starts"), ("level_starts", "levels"),
                           ("error_cells", "slice_errors"), ("cells", "slice_sums"), ("slice_map", "slice_sums"),
                           ("slice_sums", "reliability")):
         assert names.index(before) < names.index(after)

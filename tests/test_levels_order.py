@@ -54,6 +54,7 @@ def _run(cells: pa.Table, path: str, threads: int) -> list:
     con.register("level_cells_in", cells)
     con.execute("CREATE TEMP TABLE level_cells AS SELECT * FROM level_cells_in")
     con.unregister("level_cells_in")
+    Q.materialize(con, "pipeline/level_starts.sql", "level_starts")
     result = con.execute("SELECT * FROM (%s) ORDER BY gid, level" % Q.text(path))
     assert [d[0] for d in result.description] == COLUMNS
     return result.fetchall()

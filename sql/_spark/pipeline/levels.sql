@@ -2,20 +2,14 @@
 -- spec: S3.9 (paired = confidence and correctness present), S3.12 (order: +inf first, -inf after
 --       every finite value, NaN last as one level), S9.3 (the curve)
 -- grain: one row per (gid, level); level_groups names the group
--- input: level_cells
+-- input: level_cells, level_starts
 -- params: none
 -- output: gid, level, conf, rows, hits, accepted, cum_hits, N
 -- engine: spark (overrides sql/pipeline/levels.sql, whose running counts take the rows in the order
 --         a subquery sorted them: DuckDB keeps that order, Spark promises nothing. Here the window sorts
 --         by (gid, -conf) itself; Spark, like DuckDB, sorts NaN above every number. The same rows:
 --         tests/test_levels_order.py runs both files on DuckDB)
-WITH before AS (      -- per group: its N, and the levels, rows and hits of every group numbered before it
-    SELECT gid, N, sum(n_levels) OVER o - n_levels AS levels_before, CAST(sum(N) OVER o - N AS BIGINT) AS rows_before,
-           CAST(sum(n_hits) OVER o - n_hits AS BIGINT) AS hits_before
-    FROM (SELECT gid, count(*) AS n_levels, CAST(sum(rows) AS BIGINT) AS N, CAST(sum(hits) AS BIGINT) AS n_hits
-          FROM level_cells GROUP BY gid)
-    WINDOW o AS (ORDER BY gid ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-), run AS (
+WITH run AS (
     SELECT gid, conf, rows, hits,
            row_number() OVER w AS run_levels, CAST(sum(rows) OVER w AS BIGINT) AS run_rows,
            CAST(sum(hits) OVER w AS BIGINT) AS run_hits
@@ -24,4 +18,4 @@ WITH before AS (      -- per group: its N, and the levels, rows and hits of ever
 )
 SELECT r.gid, r.run_levels - b.levels_before AS level, r.conf, r.rows, r.hits,
        r.run_rows - b.rows_before AS accepted, r.run_hits - b.hits_before AS cum_hits, b.N
-FROM run r JOIN before b USING (gid)
+FROM run r JOIN level_starts b USING (gid)
