@@ -10,10 +10,10 @@
 -- family: selective 1
 -- output: dim, key, metric, value, n_paired, n_levels
 -- why: aggregated per group number first, then named: `levels` has about one row per case per group
---      with full-precision confidences. The risk of a level is 1 - cum_hits / accepted (S9.3).
+--      with full-precision confidences.
 SELECT g.dim, g.key, 'aurc' AS metric, a.value, a.n_paired, a.n_levels
 FROM (SELECT gid,
-             lc_exact_sum((1.0 - CAST(cum_hits AS DOUBLE) / CAST(accepted AS DOUBLE)) * CAST(rows AS DOUBLE))
+             lc_exact_sum(lc_risk(cum_hits, accepted) * CAST(rows AS DOUBLE))
                  / CAST(any_value(N) AS DOUBLE) AS value,
              any_value(N) AS n_paired,
              count(*) AS n_levels

@@ -29,11 +29,11 @@ WITH cut AS (
     GROUP BY gid
 )
 SELECT g.dim, g.key,
-       CAST(c.hits AS DOUBLE) / CAST(c.accepted AS DOUBLE) AS value,
+       lc_selective_accuracy(c.hits, c.accepted) AS value,
        c.N,
        greatest(1, CAST(ceil($coverage * CAST(c.N AS DOUBLE)) AS BIGINT)) AS k_requested,
        c.accepted,
        c.hits,
-       CAST(c.accepted AS DOUBLE) / CAST(c.N AS DOUBLE) AS coverage_actual,
+       lc_coverage(c.accepted, c.N) AS coverage_actual,
        c.cut_confidence
 FROM cut c JOIN level_groups g USING (gid)

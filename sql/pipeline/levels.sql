@@ -13,8 +13,8 @@
 --      order on one thread: about twice as fast here as a window that sorts them itself (sql/_spark/
 --      has that version, for Spark, which promises no such order; tests/test_levels_order.py runs both).
 --      The table stays narrow (no strings, no ratios: its readers compute those for the rows they
---      keep), as it has one row per case per group with full-precision confidences and is read
---      back by three files. Counts are BIGINT (cases), not the HUGEINT of a sum.
+--      keep, with sql/macros/curve_ratios.sql), as it has one row per case per group with
+--      full-precision confidences and is read back by three files. Counts are BIGINT (cases), not the HUGEINT of a sum.
 WITH run AS (
     SELECT gid, conf, rows, hits,
            row_number() OVER () AS run_levels, CAST(sum(rows) OVER w AS BIGINT) AS run_rows,

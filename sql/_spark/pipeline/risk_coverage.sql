@@ -37,9 +37,8 @@ WITH lv AS (
     UNION SELECT 1
 )
 SELECT lv.level, lv.conf AS confidence, lv.rows, lv.hits, lv.accepted, lv.cum_hits,
-       CAST(lv.accepted AS DOUBLE) / CAST(lv.N AS DOUBLE) AS coverage,
-       1.0 - CAST(lv.cum_hits AS DOUBLE) / CAST(lv.accepted AS DOUBLE) AS risk,
-       CAST(lv.cum_hits AS DOUBLE) / CAST(lv.accepted AS DOUBLE) AS selective_accuracy
+       lc_coverage(lv.accepted, lv.N) AS coverage, lc_risk(lv.cum_hits, lv.accepted) AS risk,
+       lc_selective_accuracy(lv.cum_hits, lv.accepted) AS selective_accuracy
 FROM lv, total
 WHERE total.n_levels <= 1000 OR lv.level IN (SELECT level FROM picked)
 ORDER BY lv.level
