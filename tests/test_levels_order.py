@@ -1,6 +1,6 @@
 """sql/pipeline/levels.sql takes its running counts from DuckDB's streaming window, in the order a subquery
 sorted the rows; sql/_spark/pipeline/levels.sql lets the window sort them itself. Both files run here on
-DuckDB, over enough rows for parallel scans, a spilling sort and several threads, and are compared with
+DuckDB, over enough rows for parallel scans, under a small memory limit and on several threads, and are compared with
 each other and with a running count in numpy (S3.12 order: +inf first, -inf after every finite value,
 NaN last as one level)."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ COLUMNS = ["gid", "level", "conf", "rows", "hits", "accepted", "cum_hits", "N"]
 
 def _level_cells(rng: np.random.Generator, n: int) -> pa.Table:
     """(gid, conf, rows, hits) with one row per (gid, conf), as level_cells.sql aggregates them: full
-    precision, rounded (many cases on one level), +-inf, and NaN, in random row order; gid 0 is empty."""
+    precision, rounded (many cases on one level), +-inf, and NaN, in random row order; 40 groups."""
     gid = rng.integers(1, 41, n)
     conf = rng.random(n)
     kind = rng.integers(0, 100, n)
