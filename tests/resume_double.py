@@ -1,8 +1,8 @@
 """A scripted runner and datasets for the resume tests (tests/test_resume.py), also run as a subprocess.
 
 `ResumeDouble` answers each state deterministically (label and confidence from a digest of the
-state), can append one line per call to a log file (calls counted across processes), sleep per
-call (a run slow enough to be killed midway), and raise on its N-th call (a crash).
+state), can append one line per call to a log file (calls counted across processes), stop at its
+N-th call until it is killed (tests/handshake.py: a kill midway), and raise on its N-th call (a crash).
 
     python tests/resume_double.py ARGS...    `laya-cases ARGS...` with the double registered
 """
@@ -12,18 +12,17 @@ import hashlib
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import handshake  # noqa: E402
 from doubles import FakeClock, choice_answer  # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo  # noqa: E402
 
 LABELS = ["refund", "cancel", "other"]
 LOG_ENV = "RESUME_DOUBLE_LOG"            # file: one line per call (its states), appended
-DELAY_ENV = "RESUME_DOUBLE_DELAY_S"      # seconds each call sleeps
 
 
 class ResumeDouble(Runner):
@@ -36,17 +35,15 @@ class ResumeDouble(Runner):
                                settings={"decision_rule": "digest of the state"})
         self.clock, self.fail_at, self.calls = clock, fail_at, 0
         self.log = os.environ.get(LOG_ENV)
-        self.delay = float(os.environ.get(DELAY_ENV) or 0)
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
         self.calls += 1
+        handshake.hold(self.calls)
         if self.fail_at is not None and self.calls == self.fail_at:
             raise RuntimeError("scripted crash on call %d" % self.calls)
         if self.log:
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(states) + "\n")
-        if self.delay:
-            time.sleep(self.delay)
         if self.clock is not None:
             self.clock.advance_ms(10.0 + 2.0 * len(states))
         return [self._one(str(s), questions) for s in states]

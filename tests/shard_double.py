@@ -3,7 +3,8 @@
 `ShardDouble` answers the bundled dataset (data/support.jsonl) with the recorded answers of
 data/support.answers.jsonl (a state it has no recording for gets a choice / noul / score answer
 from a digest of the state), runs on cpu or cuda (nothing changes but the recorded device), can
-sleep per call (shards that overlap in time) and raise on a state containing "BOOM".
+take turns with other processes call by call (tests/handshake.py: shards whose calls interleave)
+and raise on a state containing "BOOM".
 
     python tests/shard_double.py ARGS...    `laya-cases ARGS...` with the double registered
 """
@@ -13,18 +14,16 @@ import hashlib
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import handshake  # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DELAY_ENV = "SHARD_DOUBLE_DELAY_S"      # seconds each call sleeps
 LOG_ENV = "SHARD_DOUBLE_LOG"            # file: one line per call (pid and states), appended
-BARRIER_ENV = "SHARD_DOUBLE_BARRIER"    # DIR:K: the first call waits until K processes have reached it
 
 
 def _recorded() -> Dict[str, Dict[str, Any]]:
@@ -45,18 +44,15 @@ class ShardDouble(Runner):
                                settings={"decision_rule": "recorded answers, else a digest of the state"})
         self.clock, self.calls = clock, 0
         self.answers = _recorded()
-        self.delay = float(os.environ.get(DELAY_ENV) or 0)
         self.log = os.environ.get(LOG_ENV)
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
         self.calls += 1
-        if self.calls == 1 and os.environ.get(BARRIER_ENV):
-            _barrier(os.environ[BARRIER_ENV])
+        handshake.my_turn()
         if self.log:
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps([os.getpid(), states]) + "\n")
-        if self.delay:
-            time.sleep(self.delay)
+        handshake.next_turn()
         if self.clock is not None:
             self.clock.advance_ms(10.0 + 2.0 * len(states))
         if any("BOOM" in str(s) for s in states):
@@ -82,15 +78,6 @@ class ShardDouble(Runner):
                 answers[qid] = {"type": "choice", "choice": pick, "answer_confidence": p,
                                 "probabilities": {l: (p if l == pick else rest) for l in labels}}
         return {"answers": answers}
-
-
-def _barrier(spec: str) -> None:
-    """Wait (at most 120 s) until K processes have called: shards that surely run at the same time."""
-    folder, count = spec.rsplit(":", 1)
-    Path(folder, str(os.getpid())).write_text("")
-    deadline = time.monotonic() + 120.0
-    while len(os.listdir(folder)) < int(count) and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 def main() -> None:

@@ -10,7 +10,6 @@ import os
 import shutil
 import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -45,13 +44,17 @@ def server(store):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
+    listening = threading.Event()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None):
+            await super().startup(sockets)
+            listening.set()
+
+    srv = Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
+    assert listening.wait(10) and srv.started, "laya-cases serve did not start"
     yield "http://127.0.0.1:%d" % port
     srv.should_exit = True
     thread.join(10)

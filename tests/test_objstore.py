@@ -21,6 +21,7 @@ pytest.importorskip("deltalake", reason="needs the objstore extra: pip install -
 pytest.importorskip("flask", reason="moto's S3 server needs flask: pip install -e '.[dev]'")
 moto_server = pytest.importorskip("moto.server", reason="needs moto[s3] (the dev extra)")
 
+import handshake  # noqa: E402
 from helpers import ROOT, WAIT_DEADLINE_S, cli, wait_for  # noqa: E402
 
 SUPPORT = ROOT / "data" / "support.jsonl"
@@ -312,14 +313,15 @@ def test_killed_writers_leave_nothing_visible(s3, tmp_path):
 
 
 _MEET = """
-import os, sys, time
+import sys
+sys.path.insert(0, "tests")
+import handshake
 from laya_cases.objstore import delta
-meet, commit = sys.argv.pop(1), delta.commit_runs_row
+arrived, go = sys.argv.pop(1), sys.argv.pop(1)
+commit = delta.commit_runs_row
 def wait_then_commit(*args, **kwargs):        # both writers' cases are in before either commits its runs row
-    open(os.path.join(meet, str(os.getpid())), "w").close()
-    deadline = time.monotonic() + 120
-    while len(os.listdir(meet)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    handshake.post(arrived)
+    handshake.take(go)
     return commit(*args, **kwargs)
 delta.commit_runs_row = wait_then_commit
 sys.argv = ["laya-cases"] + sys.argv[1:]
@@ -329,18 +331,23 @@ main()
 
 
 def test_two_writers_of_one_run_id_exactly_one_wins(s3, tmp_path):
-    """Both pass the early check, commit their cases and meet at the runs table: one runs row goes in,
-    the other writer exits 2 with one line, and the run's rows are the winner's only."""
+    """Both pass the early check, commit their cases and meet at the runs table (tests/handshake.py): one
+    runs row goes in, the other writer exits 2 with one line, and the run's rows are the winner's only."""
     url, env = s3["url"], env_of(s3)
-    meet = tmp_path / "meet"
-    meet.mkdir()
     files = [write_answers(tmp_path / "a.jsonl", 30), write_answers(tmp_path / "b.jsonl", 50, qids=2)]
-    procs = [subprocess.Popen([sys.executable, "-c", _MEET, str(meet), "ingest", str(f), "-w", url, "--run-id", "dup"],
-                              cwd=str(ROOT), env={**os.environ, **env}, text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) for f in files]
-    results = [p.communicate(timeout=WAIT_DEADLINE_S) for p in procs]
+    with handshake.Pipes(tmp_path / "meet", "arrived", "go") as pipes:
+        procs = [subprocess.Popen([sys.executable, "-c", _MEET, pipes.path("arrived"), pipes.path("go"), "ingest",
+                                   str(f), "-w", url, "--run-id", "dup"], cwd=str(ROOT), env={**os.environ, **env},
+                                  text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for f in files]
+        try:
+            pipes.wait("arrived", 2, procs, "both writers at the runs table")
+            pipes.post("go", 2)
+            results = [p.communicate(timeout=WAIT_DEADLINE_S) for p in procs]
+        finally:
+            for p in procs:
+                p.kill()
     codes = [p.returncode for p in procs]
-    assert sorted(codes) == [0, 2] and len(os.listdir(meet)) == 2, [err[-500:] for _, err in results]
+    assert sorted(codes) == [0, 2], [err[-500:] for _, err in results]
     loser = results[codes.index(2)][1]
     assert "another writer committed it first" in loser and len(loser.strip().splitlines()) == 1
     runs = runs_json(url, s3)

@@ -13,34 +13,36 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import wait_for  # noqa: E402
+import handshake  # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs  # noqa: E402
 
-LOG_ENV, DELAY_ENV = "RELEVANCE_DOUBLE_LOG", "RELEVANCE_DOUBLE_DELAY_S"
+LOG_ENV = "RELEVANCE_DOUBLE_LOG"
 TIMING = ("duration_seconds", "items_per_second", "throughput_items_per_second", "peak_vram_bytes",
           "throughput_items_per_second_macro", "peak_vram_bytes_max")
 
 
 class SlowScorer(Runner):
-    """Yes score from a digest of the state; logs each call's states and sleeps (slow enough to be killed)."""
+    """Yes score from a digest of the state; logs each call's states; can stop at its N-th call until it is
+    killed (tests/handshake.py)."""
 
     name = "slow-scorer"
     capabilities = Capabilities(question_types=("noul",))
 
     def __init__(self, **kwargs: Any):
         self.info = RunnerInfo(runner=self.name, model_id="slow", settings={"decision_rule": "digest"})
+        self.calls = 0
 
     def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any):
+        self.calls += 1
         if os.environ.get(LOG_ENV):
             with open(os.environ[LOG_ENV], "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(states) + "\n")
-        time.sleep(float(os.environ.get(DELAY_ENV) or 0))
+        handshake.hold(self.calls)
         out = []
         for state in states:
             yes = hashlib.sha256(json.dumps(state, sort_keys=True).encode()).digest()[0] / 255
@@ -105,10 +107,13 @@ def test_sigkill_mid_pair_then_rerun_finishes_only_what_was_missing(tmp_path):
     assert ref.wait(120) == 0, ref.stderr.read()
     log = tmp_path / "calls.log"
     wh = tmp_path / "wh"
-    proc = _cli(args + ["-w", str(wh)], {LOG_ENV: str(log), DELAY_ENV: "0.3"})
-    wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 9, proc, "the 9th call under way")
-    proc.send_signal(signal.SIGKILL)          # 6 calls of de (complete), the 9th call of en under way
-    proc.wait(30)
+    with handshake.Pipes(tmp_path / "pipes", "held") as pipes:
+        proc = _cli(args + ["-w", str(wh)], {LOG_ENV: str(log), **pipes.hold_env("held", 9)})
+        try:
+            pipes.wait("held", 1, proc, "the 9th call under way")
+        finally:
+            proc.send_signal(signal.SIGKILL)  # 6 calls of de (complete), the 9th call of en under way
+            proc.wait(30)
     store = Warehouse(wh)
     assert (store.run_state("rel-slow-de"), store.run_state("rel-slow-en")) == ("complete", "incomplete")
     first = len(log.read_text().splitlines())

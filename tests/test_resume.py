@@ -24,9 +24,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import handshake
 from doubles import FakeClock
-from helpers import ROOT, snapshot_tree, wait_for
-from resume_double import DELAY_ENV, LOG_ENV, ResumeDouble, write_dataset
+from helpers import ROOT, snapshot_tree
+from resume_double import LOG_ENV, ResumeDouble, write_dataset
 
 from laya_cases import UsageError
 from laya_cases import report as R
@@ -312,24 +313,25 @@ def test_sigkill_mid_run_then_resume_finishes_only_what_was_missing(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     common = [str(ds), "--model", "resume-double", "--batch-size", "2", "--on-error", "skip", "-w", str(wh.root)]
     first_log, resume_log = tmp_path / "first.log", tmp_path / "resume.log"
-    proc = subprocess.Popen([sys.executable, DOUBLE, "run", *common, "--run-id", "k", "--commit-every", "6"],
-                            cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, LOG_ENV: str(first_log), DELAY_ENV: "0.05"})
 
     def committed() -> int:
         try:
             return json.loads(wh.progress_file("k").read_text())["rows_committed"]
         except (OSError, ValueError):
             return 0
-    try:
-        wait_for(lambda: committed() >= 18, proc, "three chunks committed")
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
+    with handshake.Pipes(tmp_path / "pipes", "held") as pipes:      # killed in its 11th call: 3 chunks in
+        proc = subprocess.Popen([sys.executable, DOUBLE, "run", *common, "--run-id", "k", "--commit-every", "6"],
+                                cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, LOG_ENV: str(first_log), **pipes.hold_env("held", 11)})
+        try:
+            pipes.wait("held", 1, proc, "the 11th call")
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
     assert proc.returncode == -signal.SIGKILL
     assert wh.run_state("k") == "incomplete" and wh.run_ids() == [] and check(wh) == []
     done = committed()
-    assert done < 60
+    assert done == 18
     resumed = _double_cli("run", *common, "--resume", "k", "--commit-every", "6", "--json", str(tmp_path / "k.json"),
                           env={LOG_ENV: str(resume_log)})
     assert resumed.returncode == 0, resumed.stderr

@@ -18,10 +18,11 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+import handshake
 from doubles import FakeClock
 from helpers import ROOT, snapshot_tree
 from resume_double import ResumeDouble, write_dataset
-from shard_double import BARRIER_ENV, DELAY_ENV, LOG_ENV, ShardDouble
+from shard_double import LOG_ENV, ShardDouble
 
 from laya_cases import UsageError
 from laya_cases import report as R
@@ -375,22 +376,27 @@ def _strip(doc: Any) -> Any:
 
 def test_four_concurrent_shard_processes_equal_the_unsharded_run(tmp_path):
     """The acceptance check: four processes run `--shard i/4` of the bundled dataset into one warehouse at
-    once (each waits for the other three before its first call; their calls interleave, each commits
-    after every row); `report X --json` equals the unsharded run's."""
+    once (they take turns call by call, tests/handshake.py, so their calls interleave, and each commits
+    after every row while the next one calls); `report X --json` equals the unsharded run's."""
     wh = Warehouse(tmp_path / "wh")
     log = tmp_path / "calls.log"
-    (tmp_path / "barrier").mkdir()
-    env = {**os.environ, DELAY_ENV: "0.2", LOG_ENV: str(log), BARRIER_ENV: "%s:4" % (tmp_path / "barrier")}
     common = [sys.executable, DOUBLE, "run", str(SUPPORT), "--model", "shard-double", "-w", str(wh.root)]
-    procs = [subprocess.Popen(common + ["--shard", "%d/4" % i, "--run-id", "X", "--commit-every", "1", "-q"],
-                              cwd=str(ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for i in (1, 2, 3, 4)]
-    outs = [p.communicate(timeout=300) for p in procs]
+    with handshake.Pipes(tmp_path / "turns", "1", "2", "3", "4") as pipes:
+        envs = handshake.turns(pipes, ["1", "2", "3", "4"])       # the 4 shards have 4 calls each
+        procs = [subprocess.Popen(common + ["--shard", "%d/4" % i, "--run-id", "X", "--commit-every", "1", "-q"],
+                                  cwd=str(ROOT), env={**os.environ, LOG_ENV: str(log), **envs[str(i)]},
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for i in (1, 2, 3, 4)]
+        try:
+            pipes.post("1")
+            outs = [p.communicate(timeout=300) for p in procs]
+        finally:
+            for p in procs:
+                p.kill()
     assert [p.returncode for p in procs] == [0, 0, 0, 0], [o[1] for o in outs]
     assert [o[0] for o in outs] == ["X\n"] * 4
     pids = [json.loads(line)[0] for line in log.read_text().splitlines()]
-    assert len(pids) == 16 and len(set(pids)) == 4
-    assert any(len(set(pids[k:k + 4])) > 1 for k in range(0, 12)) and pids != sorted(pids, key=pids.index)
+    assert pids == [p.pid for p in procs] * 4               # shard 1, 2, 3, 4, shard 1 again, ...
     whole = subprocess.run(common + ["--run-id", "whole", "--json", str(tmp_path / "whole.json")], cwd=str(ROOT),
                            env={**os.environ}, capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
