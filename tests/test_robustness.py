@@ -530,4 +530,4 @@ def test_batching_groups_equal_presented_questions_and_changes_no_number(tmp_pat
     con = Warehouse(tmp_path / "wh").connect(["batched"], variants=True)
     sizes = dict(con.execute("SELECT variant, max(chunk_size) FROM cases GROUP BY ALL").fetchall())
     assert sizes["baseline"] == 8 and sizes["label_rename"] == 8      # one question for every row
-    assert sizes["option_order"] < 8                                  # shuffled per case: few rows share one
+    assert sizes["option_order"] < 8                                  # the order is per case: few rows share one
