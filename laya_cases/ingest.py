@@ -80,6 +80,9 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
     (None) when the file has BULK_MIN_BYTES or more: the column-wise path costs a fixed ~80 ms to set
     up, which a small file does not win back. The stored rows are the same either way
     (tests/test_ingest_bulk.py compares them cell by cell)."""
+    from . import pandas_probe
+
+    pandas_probe.skip()                      # ~0.3 s of CPU pyarrow would spend importing pandas
     run_id = new_run_id() if run_id is None else run_id
     if bulk is None:
         bulk = _size(answers_path) >= BULK_MIN_BYTES

@@ -114,7 +114,6 @@ class BulkIngest:
 
         try:
             ahead = reader.submit(read)
-            pa.array([0])                    # Arrow's first conversion imports pandas: while block 0 is parsed
             while True:
                 block = ahead.result()
                 if block is None:
