@@ -3,15 +3,16 @@
 pyarrow's first conversion from Python or numpy (pa.array, Table.from_pylist, ...) asks whether
 pandas is installed by importing it: ~0.3 s of CPU, a fifth of `ingest` of 300k decisions
 (docs/schema.md: 2.28 -> 1.90 s, median of 6). laya-cases hands pyarrow no pandas objects.
-`skip()` answers pyarrow's one question "not installed" while pandas is not imported, and re-arms
-pyarrow the moment anything imports pandas (a user's own code, `datasets`, a to_pandas() call):
-from then on pyarrow sees pandas objects exactly as it always does (tests/test_pandas_probe.py).
+`skip()` (called by `ingest`; `install()` by the CLI, for every command) answers pyarrow's one
+question "not installed" while pandas is not imported, and re-arms pyarrow the moment anything
+imports pandas (a user's own code, `datasets`, a to_pandas() call): from then on pyarrow sees pandas
+objects exactly as it always does (tests/test_pandas_probe.py).
 """
 from __future__ import annotations
 
 import importlib.util
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 _asked = False
 
@@ -24,11 +25,14 @@ class _Refuse:
             raise ModuleNotFoundError("No module named 'pandas'", name="pandas")
 
 
-class _Rearm:
-    """A meta path finder that waits for the first real import of pandas, then has pyarrow look again."""
+class _After:
+    """A meta path finder that waits for the first import of module `name`, then calls `then()`."""
+
+    def __init__(self, name: str, then: Callable[[], Any]):
+        self.name, self.then = name, then
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Optional[Any]:
-        if name != "pandas":
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)         # the other finders' answer
@@ -37,7 +41,7 @@ class _Rearm:
 
             def exec_module(module: Any) -> None:
                 run(module)
-                _pandas_api().compat          # pyarrow imports pandas again (now loaded) and uses it
+                self.then()
 
             spec.loader.exec_module = exec_module
         return spec
@@ -65,5 +69,14 @@ def skip() -> None:
         pa.array([0])
     finally:
         sys.meta_path.remove(refuse)
-    if "pandas" not in sys.modules:
-        sys.meta_path.insert(0, _Rearm())
+    if "pandas" not in sys.modules:         # pyarrow imports pandas again (now loaded) and uses it
+        sys.meta_path.insert(0, _After("pandas", lambda: _pandas_api().compat))
+
+
+def install() -> None:
+    """skip() as soon as pyarrow is imported (now, if it is): for a process that imports pyarrow lazily
+    (the CLI), at no cost to a command that never does."""
+    if "pyarrow" in sys.modules:
+        skip()
+    elif not _asked:
+        sys.meta_path.insert(0, _After("pyarrow", skip))

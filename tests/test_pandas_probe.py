@@ -40,16 +40,19 @@ print("pandas" in sys.modules)
     assert out == "False"
 
 
-def test_pyarrow_sees_pandas_objects_once_pandas_is_imported():
+@pytest.mark.parametrize("call", ["import pyarrow\npandas_probe.skip()", "pandas_probe.install()\nimport pyarrow"])
+def test_pyarrow_sees_pandas_objects_once_pandas_is_imported(call):
+    """skip() once pyarrow is imported (ingest), install() before (the CLI): no pandas until it is imported,
+    then pyarrow converts pandas objects as it does on its own."""
     as_usual = python(PANDAS_AWARE)                                  # pyarrow's own behaviour
     assert as_usual.startswith("dictionary<") and as_usual.endswith(" int64 1 1")
-    assert python("from laya_cases import pandas_probe\npandas_probe.skip()\nimport pyarrow as pa\npa.array([1])\n"
-                  + PANDAS_AWARE) == as_usual
+    assert python("import sys\nfrom laya_cases import pandas_probe\n%s\nimport pyarrow as pa\npa.array([1])\n"
+                  "assert 'pandas' not in sys.modules\n%s" % (call, PANDAS_AWARE)) == as_usual
 
 
 def test_without_the_rearm_pyarrow_would_not():
     """The check above can fail: pyarrow, told once that pandas is missing, keeps treating a Series as a
     plain sequence (its categorical is no dictionary) unless the probe is re-armed."""
-    out = python("from laya_cases import pandas_probe\npandas_probe._Rearm.find_spec = lambda *a, **k: None\n"
+    out = python("from laya_cases import pandas_probe\npandas_probe._After.find_spec = lambda *a, **k: None\n"
                  "pandas_probe.skip()\n" + PANDAS_AWARE, check=False)
     assert out != python(PANDAS_AWARE), out
