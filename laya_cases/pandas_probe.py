@@ -32,7 +32,7 @@ class _After:
         self.name, self.then = name, then
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Optional[Any]:
-        if name != self.name:
+        if name != self.name or self not in sys.meta_path:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)         # the other finders' answer
@@ -41,9 +41,15 @@ class _After:
 
             def exec_module(module: Any) -> None:
                 run(module)
-                self.then()
+                try:
+                    self.then()
+                except Exception:            # noqa: BLE001 -- never fail the import itself
+                    pass
 
-            spec.loader.exec_module = exec_module
+            try:
+                spec.loader.exec_module = exec_module
+            except AttributeError:           # a loader that cannot be wrapped: `then` is not called
+                pass
         return spec
 
 
