@@ -7,7 +7,7 @@ gone, a child's read returns at once (no writer is left), so nothing waits forev
 
 Children call `post` (write one byte) and `take` (read one byte). The test waits with
 `Pipes.wait`, which also returns at once, with the process's stderr, if a watched process exits
-first. Uses: hold a runner at its N-th call until it is killed (`hold`), a barrier (each child posts
+first (Linux: select() on a pidfd; elsewhere it looks at the processes every 0.1 s). Uses: hold a runner at its N-th call until it is killed (`hold`), a barrier (each child posts
 "arrived", the test waits for all of them, then posts "go" once per child), and turns (each child
 takes its own pipe's byte before a call and posts the next child's after it: the calls interleave
 in a fixed order).
@@ -87,23 +87,26 @@ class Pipes:
         """Read `count` bytes from pipe `name`; fail, with its stderr, if a process in `procs` exits first,
         or after WAIT_DEADLINE_S."""
         procs = [procs] if isinstance(procs, subprocess.Popen) else list(procs)
-        exits = {os.pidfd_open(p.pid): p for p in procs}
+        pidfd = getattr(os, "pidfd_open", None)          # Linux: a process's exit wakes select()
+        exits = {pidfd(p.pid): p for p in procs} if pidfd else {}
         deadline, got = time.monotonic() + WAIT_DEADLINE_S, 0
         try:
             while got < count:
                 left = deadline - time.monotonic()
-                ready = select.select([self.fds[name], *exits], [], [], max(0.0, left))[0] if left > 0 else []
-                if not ready:
+                if left <= 0:
                     raise AssertionError("gave up waiting for %s (%d of %d)" % (what, got, count))
+                slice_s = left if pidfd else min(left, 0.1)   # elsewhere: look at the processes every 0.1 s
+                ready = select.select([self.fds[name], *exits], [], [], slice_s)[0]
                 if self.fds[name] in ready:
                     try:
                         got += len(os.read(self.fds[name], count - got))
                     except BlockingIOError:
                         pass
                     continue
-                proc = exits[ready[0]]
-                _, err = proc.communicate()
-                raise AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, err))
+                gone = [exits[fd] for fd in ready] or [p for p in procs if not pidfd and p.poll() is not None]
+                if gone:
+                    _, err = gone[0].communicate()
+                    raise AssertionError("process exited (rc %s) before %s: %s" % (gone[0].returncode, what, err))
         finally:
             for fd in exits:
                 os.close(fd)
