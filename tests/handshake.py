@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Dict, Iterable, Sequence, Union
 
-WAIT_DEADLINE_S = 180.0
+from helpers import WAIT_DEADLINE_S, exited_before
+
 HOLD_ENV = "HANDSHAKE_HOLD"              # "N:PIPE": at its N-th call a double posts PIPE, then blocks
 TURN_ENV = "HANDSHAKE_TURN"              # "MINE:NEXT": a call takes MINE's byte first, posts NEXT's after
 
@@ -105,8 +106,7 @@ class Pipes:
                     continue
                 gone = [exits[fd] for fd in ready] or [p for p in procs if not pidfd and p.poll() is not None]
                 if gone:
-                    _, err = gone[0].communicate()
-                    raise AssertionError("process exited (rc %s) before %s: %s" % (gone[0].returncode, what, err))
+                    raise exited_before(gone[0], what)
         finally:
             for fd in exits:
                 os.close(fd)

@@ -148,6 +148,12 @@ def flipped_support_answers(path: Path) -> Path:
     return path
 
 
+def exited_before(proc: subprocess.Popen, what: str) -> AssertionError:
+    """The failure of a wait whose watched process exited first, with its stderr."""
+    _, err = proc.communicate()
+    return AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, err))
+
+
 def wait_for(condition: Callable[[], bool], procs: Union[subprocess.Popen, Sequence[subprocess.Popen]],
              what: str) -> None:
     """Poll until condition() holds; fail early (with its stderr) if a watched process exits first. The
@@ -163,8 +169,7 @@ def wait_for(condition: Callable[[], bool], procs: Union[subprocess.Popen, Seque
             except subprocess.TimeoutExpired:
                 continue
             if not condition():
-                _, err = proc.communicate()
-                raise AssertionError("process exited (rc %s) before %s: %s" % (proc.returncode, what, err))
+                raise exited_before(proc, what)
         if time.monotonic() > deadline:
             raise AssertionError("gave up waiting for %s" % what)
 
