@@ -7,11 +7,15 @@ seconds, ratios and MB measured in the same run; asserts nothing.
 
     .venv/bin/python bench/report_bench.py [--sizes 1000000 10000000] [--kinds rounded distinct]
         [--bootstrap 100] [--bootstrap-size 1000000] [--reference-max 0]
-        [--ingest-rows 100000] [--json-size 2000000]
+        [--ingest-rows 100000] [--json-size 2000000] [--floors]
 
 Two more rows: `ingest` of a recorded-answers file (decisions/s, the ratio to merely json.loads-ing
 every line of the same file, and the per-row path alone on the same file), and `report --json` (text report, --no-cases, and with every case
 streamed: seconds, file MB, MB/s, peak RSS).
+
+--floors adds, under each distinct-confidence report row, what its risk-coverage curves cannot go below:
+DuckDB sorting the (group, confidence) rows they need (one per paired case per group holding it) and
+nothing else, and numpy's argsort of the confidences alone (one group).
 
 The reference aggregates Python case dicts, so it runs only up to --reference-max decisions (10M
 case dicts need ~10 GB); otherwise its column shows n/a.
@@ -125,8 +129,8 @@ def peak_mb() -> float:
 def child(args) -> dict:
     """One measurement, in this (child) process: write | report | numpy | reference."""
     distinct = args.kind == "distinct"
-    if args.step in ("json", "ingest"):
-        return (child_json if args.step == "json" else child_ingest)(args)
+    if args.step in ("json", "ingest", "floor"):
+        return {"json": child_json, "ingest": child_ingest, "floor": child_floor}[args.step](args)
     if args.step == "write":
         S.write_run(Warehouse(args.store), "bench", S.decisions(args.n, distinct=distinct))
         return {}
@@ -181,6 +185,30 @@ def child_json(args) -> dict:
     full_s = time.perf_counter() - t
     return {"text_s": text_s, "bare_s": bare_s, "full_s": full_s, "mb_file": os.path.getsize(target) / 1e6,
             "mb": peak_mb(), "helper_mb": helper_kb[0] / 1024.0}
+
+
+def child_floor(args) -> dict:
+    """What the curves cannot go below, on the run in args.store: the report's own tables up to
+    level_groups, then, timed, DuckDB sorting the (group, confidence) rows every curve needs by
+    (group, -confidence) and nothing else, within the report's memory limit; and numpy argsort of the
+    run's confidences alone (one group, no payload)."""
+    from laya_cases import catalogue
+
+    con = Warehouse(args.store).connect(["bench"])
+    order = catalogue.build_order(["cells", "slice_map", "level_groups"], ("pipeline",))
+    catalogue.materialize_all(con, order, {"run_id": "bench"})
+    con.execute("""CREATE TEMP TABLE curve_rows AS SELECT g.gid, c.conf, c.n
+                   FROM cells c JOIN slice_map s USING (slice_set) JOIN level_groups g USING (dim, key)
+                   WHERE s.correct IS NOT NULL AND c.conf IS NOT NULL""")
+    rows = con.execute("SELECT count(*) FROM curve_rows").fetchone()[0]
+    t = time.perf_counter()
+    con.execute("CREATE TEMP TABLE sorted_rows AS SELECT * FROM curve_rows ORDER BY gid, -conf")
+    sort_s = time.perf_counter() - t
+    conf = con.execute("SELECT confidence FROM cases WHERE run_id = 'bench'").fetchnumpy()["confidence"]
+    conf = np.asarray(conf, dtype=np.float64)
+    t = time.perf_counter()
+    np.argsort(-conf, kind="stable")
+    return {"rows": rows, "sort_s": sort_s, "argsort_s": time.perf_counter() - t}
 
 
 INGEST_RSS_COPIES = 10        # the memory check's file: this many copies of the ingest row's file, states renamed
@@ -269,6 +297,8 @@ def main() -> None:
     ap.add_argument("--reference-max", type=int, default=0)
     ap.add_argument("--ingest-rows", type=int, default=100_000, help="answers rows (3 decisions each) of the "
                     "ingest row (0: none)")
+    ap.add_argument("--floors", action="store_true", help="after each distinct-confidence report row, what its "
+                    "curves cannot go below: DuckDB's bare sort of their (group, confidence) rows, numpy's argsort")
     ap.add_argument("--json-size", type=int, default=2_000_000, help="decisions of the report --json row (0: none)")
     for name in ("--child", "--kind", "--store"):
         ap.add_argument(name, help=argparse.SUPPRESS)
@@ -301,6 +331,11 @@ def main() -> None:
                 "", drift(ours["overall"], nump["overall"]),
                 "" if ref is None else ", |ours - reference| %.3g" % drift(ours["overall"], ref["overall"]),
                 ours["curve"]), flush=True)
+            if args.floors and kind == "distinct" and not boot:
+                f = run_child("floor", n, kind, tmp)
+                print("%10s floor: DuckDB sorting the %d (group, confidence) rows of the curves, nothing else, "
+                      "%.2f s (report / sort %.1fx); numpy argsort of the %d confidences alone %.2f s" % (
+                          "", f["rows"], f["sort_s"], ours["s"] / f["sort_s"], n, f["argsort_s"]), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     extra_rows(args)
