@@ -2,6 +2,7 @@
 CPython index stream they are drawn from."""
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -79,6 +80,79 @@ def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
     # point estimates never change (S9.5)
     plain = R.build(wh.connect([rid]), rid, R.Options())
     assert plain["overall"] == doc["overall"] and plain["slices"] == doc["slices"]
+
+
+def _curve_rows(k, seed=9):
+    """k dataset rows whose confidences are mostly distinct (full precision) and partly tied, some with a
+    repeated tag (a case counts twice in its tag group, S4.1)."""
+    rng = random.Random(seed)
+    body = {"intent": {"type": "choice", "instructions": "i", "criteria": ["a", "b"]},
+            "spam": {"type": "noul", "instructions": "s"}}
+    out = []
+    for i in range(k):
+        gold = rng.choice("ab")
+        tied = rng.random() < 0.3
+        out.append({"state": i, "questions": body, "expected": {"intent": gold, "spam": rng.random() < 0.5},
+                    "tags": rng.choice([[], ["x"], ["x", "x"]]),
+                    "answers": {"intent": {"type": "choice", "choice": gold if rng.random() < 0.7 else "ab"[gold == "a"],
+                                           "answer_confidence": rng.choice([0.5, 0.75]) if tied else rng.random()},
+                                "spam": {"type": "noul", "noul": rng.random(),
+                                         "answer_confidence": 0.75 if tied else rng.random()}}})
+    return out
+
+
+def _curve_cases(sample, times):
+    """(confidence, correct) of every case of the sampled rows, each `times(row)` times."""
+    out = []
+    for r in sample:
+        a = r["answers"]
+        cases = [(a["intent"]["answer_confidence"], a["intent"]["choice"] == r["expected"]["intent"]),
+                 (a["spam"]["answer_confidence"], (a["spam"]["noul"] >= 0.5) == r["expected"]["spam"])]
+        out += cases * times(r)
+    return out
+
+
+def _selective(cases, coverage):
+    """S3.13 by hand: the cut takes the whole level holding the k-th most confident case."""
+    ranked = sorted(cases, key=lambda c: -c[0])
+    k = max(1, math.ceil(coverage * len(ranked)))
+    accepted = [c for c in ranked if c[0] >= ranked[k - 1][0]]
+    return sum(ok for _, ok in accepted) / len(accepted)
+
+
+def _aurc(cases):
+    """S3.14 by hand: each level's risk over the cases accepted so far, weighted by the level's cases, over N."""
+    total, accepted, hits = 0.0, 0, 0
+    for conf in sorted({c for c, _ in cases}, reverse=True):
+        level = [ok for c, ok in cases if c == conf]
+        accepted, hits = accepted + len(level), hits + sum(level)
+        total += (1 - hits / accepted) * len(level)
+    return total / len(cases)
+
+
+def test_s9_5_curve_intervals_match_the_rule_with_distinct_and_tied_confidences_and_a_repeated_tag(tmp_path):
+    """level_cells (pipeline and bootstrap) by hand: AURC and selective accuracy, and the selective-accuracy
+    intervals, overall and in a tag group whose rows name the tag once or twice, over confidences mostly
+    distinct and partly tied."""
+    rows, B, seed = _curve_rows(30), 120, 4
+    wh = Warehouse(tmp_path / "wh")
+    rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="boot").run_id
+    doc = R.build(wh.connect([rid]), rid, R.Options(bootstrap=B, seed=seed))
+    groups = ((doc["overall"], doc["extensions"]["overall"], lambda r: 1),
+              (doc["slices"]["tag"]["x"], doc["extensions"]["slices"]["tag"]["x"], lambda r: r["tags"].count("x")))
+    for values, extensions, times in groups:
+        assert values["aurc"] == pytest.approx(_aurc(_curve_cases(rows, times)), abs=1e-12)
+        for coverage in (0.5, 0.8):
+            name = "selective_accuracy@%d" % round(coverage * 100)
+            assert values[name] == _selective(_curve_cases(rows, times), coverage), name
+            rng, replicates = random.Random(seed), []
+            for _ in range(B):
+                cases = _curve_cases([rows[rng.randrange(len(rows))] for _ in range(len(rows))], times)
+                if cases:
+                    replicates.append(_selective(cases, coverage))
+            ci = extensions[name]["ci"]
+            assert (ci["B_used"], ci["lower"], ci["upper"]) == (
+                len(replicates), _lerp_quantile(replicates, 0.025), _lerp_quantile(replicates, 0.975)), name
 
 
 def test_bootstrap_is_reproducible_and_seeded(tmp_path):
