@@ -189,20 +189,16 @@ def child_json(args) -> dict:
 
 def child_floor(args) -> dict:
     """What the curves cannot go below, on the run in args.store: the report's own tables up to
-    level_groups, then, timed, DuckDB sorting the (group, confidence) rows every curve needs by
-    (group, -confidence) and nothing else, within the report's memory limit; and numpy argsort of the
-    run's confidences alone (one group, no payload)."""
+    level_cells (the rows `levels` sorts), then, timed, DuckDB sorting them by (group, -confidence) and
+    nothing else, within the report's memory limit; and numpy argsort of the run's confidences alone
+    (one group, no payload)."""
     from laya_cases import catalogue
 
     con = Warehouse(args.store).connect(["bench"])
-    order = catalogue.build_order(["cells", "slice_map", "level_groups"], ("pipeline",))
-    catalogue.materialize_all(con, order, {"run_id": "bench"})
-    con.execute("""CREATE TEMP TABLE curve_rows AS SELECT g.gid, c.conf, c.n
-                   FROM cells c JOIN slice_map s USING (slice_set) JOIN level_groups g USING (dim, key)
-                   WHERE s.correct IS NOT NULL AND c.conf IS NOT NULL""")
-    rows = con.execute("SELECT count(*) FROM curve_rows").fetchone()[0]
+    catalogue.materialize_all(con, catalogue.build_order(["level_cells"], ("pipeline",)), {"run_id": "bench"})
+    rows = con.execute("SELECT count(*) FROM level_cells").fetchone()[0]
     t = time.perf_counter()
-    con.execute("CREATE TEMP TABLE sorted_rows AS SELECT * FROM curve_rows ORDER BY gid, -conf")
+    con.execute("CREATE TEMP TABLE sorted_rows AS SELECT * FROM level_cells ORDER BY gid, -conf")
     sort_s = time.perf_counter() - t
     conf = con.execute("SELECT confidence FROM cases WHERE run_id = 'bench'").fetchnumpy()["confidence"]
     conf = np.asarray(conf, dtype=np.float64)

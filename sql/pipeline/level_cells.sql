@@ -16,17 +16,17 @@ WITH m AS (
     FROM slice_map s JOIN level_groups g USING (dim, key)
     WHERE s.correct IS NOT NULL
     GROUP BY s.slice_set, g.gid
-), tied AS (
+), tied_confs AS (
     SELECT conf FROM cells WHERE conf IS NOT NULL GROUP BY conf HAVING count(*) > 1
 ), c AS (
-    SELECT slice_set, conf, n, conf IN (SELECT conf FROM tied) AS is_tied FROM cells WHERE conf IS NOT NULL
+    SELECT slice_set, conf, n, conf IN (SELECT conf FROM tied_confs) AS tied FROM cells WHERE conf IS NOT NULL
 )
 SELECT m.gid, c.conf, CAST(c.n * m.times AS BIGINT) AS rows,
        CAST(CASE WHEN m.correct THEN c.n * m.times ELSE 0 END AS BIGINT) AS hits
 FROM c JOIN m USING (slice_set)
-WHERE NOT c.is_tied
+WHERE NOT c.tied
 UNION ALL
 SELECT m.gid, c.conf, CAST(sum(c.n * m.times) AS BIGINT), CAST(sum(CASE WHEN m.correct THEN c.n * m.times ELSE 0 END) AS BIGINT)
 FROM c JOIN m USING (slice_set)
-WHERE c.is_tied
+WHERE c.tied
 GROUP BY m.gid, c.conf
