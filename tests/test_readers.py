@@ -1,7 +1,9 @@
 """docs/readers.md, run as written: every engine reads the warehouse alike and gets the report's numbers.
 
-The store holds run ids that engines would guess to be a number (`0123`) or a date (`2024-01-02`), a
-NaN and a missing confidence, a run in the older layout (slice sets beside run.parquet), a dead writer's
+Three stores: run ids that engines would guess to be a number (`0123`) or a date (`2024-01-02`) mixed with
+a plain one, ids that all look like dates, ids that all look like numbers (a directory of such ids makes an
+engine's partition guess a DATE or an INTEGER column, which must not shadow the file's VARCHAR `run_id`). Each
+holds a NaN and a missing confidence, a run in the older layout (slice sets beside run.parquet), a dead writer's
 torn files under `_staging/` and an orphan `cases` partition (a writer killed between its commit renames).
 Engines that are not installed (Spark, DataFusion) are skipped.
 """
@@ -24,7 +26,10 @@ BLOCK = re.compile(r"```python\n# engine: (\w+)\n(.*?)```", re.S)
 MODULES = {"duckdb": "duckdb", "polars": "polars", "pyarrow": "pyarrow.dataset", "pandas": "pandas",
            "spark": "pyspark", "datafusion": "datafusion"}
 METRICS = ("choice_accuracy", "noul_accuracy", "mean_confidence")
-CONFIDENCES = {"0123": [0.9, 0.6, None, 0.3], "2024-01-02": [0.5, float("nan"), 0.25], "demo": [0.1, 0.2, 0.3]}
+MIXED = {"0123": [0.9, 0.6, None, 0.3], "2024-01-02": [0.5, float("nan"), 0.25], "demo": [0.1, 0.2, 0.3]}
+DATES = {"2024-01-02": [0.9, 0.6, None, 0.3], "2024-02-03": [0.5, float("nan"), 0.25], "2025-12-31": [0.1, 0.2, 0.3]}
+NUMBERS = {"0123": [0.9, 0.6, None, 0.3], "17": [0.5, float("nan"), 0.25], "42": [0.1, 0.2, 0.3]}
+STORES = {"mixed": MIXED, "dates": DATES, "numbers": NUMBERS}
 
 
 def blocks() -> Dict[str, str]:
@@ -48,27 +53,31 @@ def _rows(confidences: List[Any]) -> List[Dict[str, Any]]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=sorted(STORES))
+def store(request, tmp_path_factory) -> Path:
+    """The first id's run also leaves an orphan copy; the last id's run is in the older layout."""
     from laya_cases.ingest import ingest
     from laya_cases.warehouse import Warehouse
 
-    base = tmp_path_factory.mktemp("readers")
+    ids = STORES[request.param]
+    first, last = list(ids)[0], list(ids)[-1]
+    base = tmp_path_factory.mktemp("readers-" + request.param)
+    (base / "ids.json").write_text(json.dumps(ids))
     wh = Warehouse(base / "warehouse")
-    for rid, confidences in CONFIDENCES.items():
+    for rid, confidences in ids.items():
         answers = base / ("%s.jsonl" % rid)
         answers.write_text("".join(json.dumps(r) + "\n" for r in _rows(confidences)), encoding="utf-8")
         ingest(wh, str(answers), run_id=rid)
-    # demo in the older layout: its slice sets beside run.parquet, no slice_sets/ partition
-    shutil.move(str(wh.slice_set_partition("demo") / "part-00000.parquet"), str(wh.run_entry("demo") / "slice_sets.parquet"))
-    wh.slice_set_partition("demo").rmdir()
+    # the last run in the older layout: its slice sets beside run.parquet, no slice_sets/ partition
+    shutil.move(str(wh.slice_set_partition(last) / "part-00000.parquet"), str(wh.run_entry(last) / "slice_sets.parquet"))
+    wh.slice_set_partition(last).rmdir()
     # a writer killed between its commit renames: cases (and slice sets) without a runs entry
     for tree in ("cases", "slice_sets"):
-        shutil.copytree(wh.root / tree / "run_id=0123", wh.root / tree / "run_id=orphan")
+        shutil.copytree(wh.root / tree / ("run_id=" + first), wh.root / tree / "run_id=orphan")
     # a dead writer's staging area: a torn file being written, and a torn *.parquet (as older writers left)
     torn = wh.staging_dir / "dead.999999.0badc0de" / "cases" / "run_id=dead"
     torn.mkdir(parents=True)
-    head = (wh.case_partition("demo") / "part-00000.parquet").read_bytes()[:300]
+    head = (wh.case_partition(last) / "part-00000.parquet").read_bytes()[:300]
     for name in ("part-00000.parquet.tmp", "part-00000.parquet"):
         (torn / name).write_bytes(head)
     return base
@@ -84,8 +93,9 @@ def expected(store) -> Dict[str, Dict[str, Any]]:
     for rid in wh.run_ids():
         doc = R.build(wh.connect([rid]), rid, R.Options(include_cases=False))
         out[rid] = {"n_cases": doc["extensions"]["run"]["n_cases"], **{m: doc["overall"].get(m) for m in METRICS}}
-    assert sorted(out) == sorted(CONFIDENCES)
-    assert math.isnan(out["2024-01-02"]["mean_confidence"]) and out["0123"]["mean_confidence"] == pytest.approx(4.6 / 7)
+    ids = list(json.loads((store / "ids.json").read_text()))
+    assert sorted(out) == sorted(ids)
+    assert math.isnan(out[ids[1]]["mean_confidence"]) and out[ids[0]]["mean_confidence"] == pytest.approx(4.6 / 7)
     return out
 
 
