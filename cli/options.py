@@ -54,7 +54,7 @@ _REPORT_PARAMS = [
     ("seed", int, typer.Option(0, "--seed", metavar="S", help="Seed of the bootstrap's CPython random.Random "
                                "stream.")),
     ("engine", str, typer.Option("duckdb", "--engine", metavar="duckdb|spark", help="Run the metric SQL on "
-                                 "DuckDB (embedded) or Apache Spark (pip install 'laya-cases[spark]'; "
+                                 "DuckDB (embedded) or Apache Spark (pip install -e '.[spark]' from the clone; "
                                  "docs/scale.md).")),
     ("spark_master", Optional[str], typer.Option(None, "--spark-master", metavar="URL", help="--engine spark: "
                                                  "the master [default: $SPARK_REMOTE, else local[*]].")),

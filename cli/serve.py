@@ -29,10 +29,11 @@ def serve(
     Example:
       laya-cases serve -w warehouse --port 8765
     """
-    from laya_cases.serve import serve as run_server
+    from laya_cases.serve import require, serve as run_server
 
     if not 0 < port < 65536:
         raise UsageError("--port must be in 1..65535, got %d" % port)
+    require()                      # the extra, before anything is announced
     wh = warehouse_of(warehouse)
     if not wh.root.is_dir():
         raise UsageError("warehouse %s is not a directory" % wh.root)

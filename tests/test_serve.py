@@ -15,7 +15,7 @@ import pytest
 from helpers import ROOT, cli, snapshot_tree, wait_for
 from test_html_report import data_values, make_store
 
-pytest.importorskip("starlette", reason="laya-cases serve needs: pip install 'laya-cases[serve]'")
+pytest.importorskip("starlette", reason="laya-cases serve needs: pip install -e '.[serve]' from the clone")
 pytest.importorskip("httpx", reason="Starlette's TestClient needs: pip install httpx")
 
 
@@ -237,5 +237,18 @@ def test_without_starlette_serve_is_one_usage_line(monkeypatch, store):
     from laya_cases.serve import create_app
 
     monkeypatch.setitem(sys.modules, "starlette", None)        # as if the serve extra were not installed
-    with pytest.raises(UsageError, match=r"pip install 'laya-cases\[serve\]'"):
+    with pytest.raises(UsageError, match=r"pip install -e '%s\[serve\]'" % re.escape(str(ROOT))):
         create_app(store)
+
+
+def test_serve_without_the_extra_announces_nothing(monkeypatch, store):
+    """The extra is checked before the "serving ... on http://..." line: a user never sees a server that is not."""
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401
+    from laya_cases_cli.app import app
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    result = CliRunner().invoke(app, ["serve", "-w", str(store)])
+    assert result.exit_code == 2 and "serving" not in result.output
+    assert "bash scripts/setup.sh dev" in result.output

@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-pytest.importorskip("pyspark", reason="pyspark not installed (pip install 'laya-cases[spark]')")
-pytest.importorskip("sqlglot", reason="sqlglot not installed (pip install 'laya-cases[spark]')")
+pytest.importorskip("pyspark", reason="pyspark not installed (pip install -e '.[spark]' from the clone)")
+pytest.importorskip("sqlglot", reason="sqlglot not installed (pip install -e '.[spark]' from the clone)")
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
     pytest.skip("--engine spark needs Java 17+ (none on PATH or JAVA_HOME)", allow_module_level=True)
 

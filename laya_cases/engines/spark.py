@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import UsageError
 from .. import sql as sqlfiles
+from ..extras import install_hint
 from . import translate, udfs
 
 ENGINE = "spark"
@@ -38,7 +39,7 @@ def session(master: Optional[str] = None, conf: Optional[Dict[str, str]] = None)
         from pyspark.logger import PySparkLogger
         from pyspark.sql import SparkSession
     except ImportError:
-        raise UsageError("--engine spark needs pyspark and Java 17+: pip install 'laya-cases[spark]'") from None
+        raise UsageError("--engine spark needs pyspark and Java 17+: " + install_hint("spark")) from None
     PySparkLogger.getLogger("SQLQueryContextLogger").disabled = True   # a failure is our one line, not a JSON log
     remote = os.environ.get(REMOTE_ENV)
     builder = SparkSession.builder.appName("laya-cases").config("spark.log.level", "ERROR")

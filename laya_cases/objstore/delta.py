@@ -20,6 +20,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from .. import UsageError
+from ..extras import install_hint
 from ..schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA, float_columns
 from .url import Location
 
@@ -34,7 +35,7 @@ def _deltalake():
         import deltalake
     except ImportError:
         raise UsageError("an object-store warehouse needs the deltalake package: "
-                         "pip install 'laya-cases[objstore]'") from None
+                         + install_hint("objstore")) from None
     return deltalake
 
 

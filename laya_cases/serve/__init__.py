@@ -11,21 +11,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import UsageError
+from ..extras import install_hint
 
-INSTALL = "pip install 'laya-cases[serve]'  (starlette and uvicorn)"
-
-
-def _require():
+def require() -> None:
+    """UsageError naming the install command unless the serve extra is importable."""
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise UsageError("laya-cases serve needs Starlette and uvicorn: %s" % INSTALL) from None
+        raise UsageError("laya-cases serve needs Starlette and uvicorn: %s" % install_hint("serve")) from None
 
 
 def create_app(root):
     """The Starlette app over the warehouse at `root` (a Warehouse or a path)."""
-    _require()
+    require()
     from ..warehouse import Warehouse
     from .app import build
 
