@@ -352,7 +352,8 @@ def _tail(text: Optional[str], limit: int) -> str:
 def runs_table(rows: Sequence[Dict[str, Any]], width: int = 100) -> Table:
     """`laya-cases runs` for a terminal: creation time to the minute, cases/errors in one column, an
     8-digit dataset hash; the model id and dataset path shrink to their last path part, then lose
-    their start, to fit `width`. `--format csv|json` has every column in full."""
+    their start, to fit `width`; narrower still, columns fold, but never the run id. `--format csv|json`
+    has every column in full."""
     cells = [[r["run_id"], (r.get("created_at") or "")[5:16].replace("T", " "), r.get("runner") or r.get("kind") or "",
               r.get("model_id") or "", "%s/%s" % (_count(r.get("n_cases")), _count(r.get("n_errors"))),
               r.get("dataset") or "", (r.get("dataset_sha256") or "")[:8]] for r in rows]
@@ -370,8 +371,11 @@ def runs_table(rows: Sequence[Dict[str, Any]], width: int = 100) -> Table:
         limits = {3: model, 5: max(len(headers[5]), room - model)}
         cells = [[_tail(v, limits[i]) if i in limits else v for i, v in enumerate(c)] for c in cells]
     table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False, collapse_padding=True)
-    for i, name in enumerate(headers):
-        table.add_column(name, justify="right" if i == 4 else "left", no_wrap=True, overflow="ellipsis")
+    for i, name in enumerate(headers):         # the run id is never cut (it is what the user types next);
+        if i == 0:                             # in a narrow terminal the other columns fold onto more lines
+            table.add_column(name, no_wrap=True, min_width=widest(0))
+        else:
+            table.add_column(name, justify="right" if i == 4 else "left", overflow="fold")
     for c in cells:
         table.add_row(*c)
     return table

@@ -209,6 +209,19 @@ def test_runs_table_cuts_long_names_from_the_left():
     assert "all-MiniLM-L6-v2" in wide and "support.jsonl" in wide and "abababab" in wide
 
 
+
+@pytest.mark.parametrize("width", [100, 80, 60, 40])
+def test_runs_table_never_cuts_a_run_id(width):
+    """The id is what the user types next: at any width it is printed whole on one line, the rest folds."""
+    ids = ["20261129T144502-52707e", "a-rather-long-candidate-run-id-0042"]
+    rows = [{"run_id": rid, "created_at": "2026-11-29T14:45:06+00:00", "runner": "minilm",
+             "model_id": "sentence-transformers/all-MiniLM-L6-v2", "n_cases": 48, "n_errors": 0,
+             "dataset": "data/support.jsonl", "dataset_sha256": "ab" * 32} for rid in ids]
+    text = V.render([V.runs_table(rows, width)], width)
+    assert _widest(text) <= max(width, len(ids[1]) + 2 * 6)
+    for rid in ids:
+        assert any(line.startswith(rid + " ") or line == rid for line in text.splitlines()), (rid, text)
+
 # ---------------------------------------------------------------------------- --help
 def _command_names() -> List[str]:
     return list(typer.main.get_command(app).commands)
