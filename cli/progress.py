@@ -86,17 +86,22 @@ class StepProgress:
             self._progress.update(task[0], completed=done, total=total)
         return update
 
-    def working(self, label: str, after: float = 0.5) -> None:
-        """An indeterminate bar for a step without a count (the metric queries), shown only once the
-        step has taken `after` seconds, so a quick report draws nothing."""
+    def phases(self, label: str, after: float = 0.5) -> Optional[Callable[[int, int, str], None]]:
+        """A bar over the metric pipeline's tables, named by the SQL file being computed ("report:
+        pipeline/level_cells.sql"), shown only once the step has taken `after` seconds, so a quick
+        report draws nothing; the phase(done, total, path) callback laya_cases calls."""
         if not self.enabled:
-            return
+            return None
         import threading
 
-        task = self._progress.add_task(label, total=None, visible=False, unit="steps")
+        task = self._progress.add_task(label, total=None, visible=False, unit="tables")
         self._timer = threading.Timer(after, lambda: self._progress.update(task, visible=True))
         self._timer.daemon = True
         self._timer.start()
+
+        def phase(done: int, total: int, path: str) -> None:
+            self._progress.update(task, completed=done, total=total, description="%s: %s" % (label, path))
+        return phase
 
     def __exit__(self, *exc) -> None:
         timer = getattr(self, "_timer", None)

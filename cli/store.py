@@ -161,7 +161,7 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     from laya_cases_cli.progress import StepProgress
 
     with StepProgress(quiet=quiet) as bars:   # a bar on a terminal's stderr, gone before anything is printed
-        bars.working("report")
+        options = dataclasses.replace(options, phase=bars.phases("report"))
         if options.bootstrap:
             options = dataclasses.replace(options, progress=bars.step("bootstrap", "replicates"))
         doc, warnings = build_report(wh, run_id, options, with_cases=gate is not None)   # a gate reads cases

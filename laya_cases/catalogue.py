@@ -232,7 +232,10 @@ def inputs_of(paths: Iterable[str]) -> List[str]:
     return sorted({i for p in paths for i in by_path[p].inputs})
 
 
-def materialize_all(con, order: Sequence[SqlFile], params: Dict[str, object]) -> None:
-    """CREATE each table in order, binding to each file the parameters its header declares."""
-    for f in order:
+def materialize_all(con, order: Sequence[SqlFile], params: Dict[str, object], progress=None) -> None:
+    """CREATE each table in order, binding to each file the parameters its header declares;
+    progress(done, total, path), if given, is told which file is next (a bar names the phase)."""
+    for i, f in enumerate(order):
+        if progress is not None:
+            progress(i, len(order), f.path)
         sqlfiles.materialize(con, f.path, f.name, {p: params[p] for p in f.params})

@@ -63,6 +63,8 @@ class Options:
     spark_master: Optional[str] = None       # --engine spark: the master URL [default: $SPARK_REMOTE, local[*]]
     #: called as progress(done, total) while a long report works (bootstrap replicates); None = silent
     progress: Optional[Callable[[int, int], None]] = field(default=None, repr=False, compare=False)
+    #: called as phase(done, total, sql_file) before each table of the metric pipeline; None = silent
+    phase: Optional[Callable[[int, int, str], None]] = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -113,7 +115,8 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     runs = published_metrics(options)
     timing = [t.path for t in catalogue.of_kind("timing")]
     needed = catalogue.inputs_of([p for _, p, _ in runs] + ["pipeline/groups.sql"]) + ["reliability"]
-    catalogue.materialize_all(con, catalogue.build_order(needed, ("pipeline", "metrics")), {"run_id": run_id})
+    catalogue.materialize_all(con, catalogue.build_order(needed, ("pipeline", "metrics")), {"run_id": run_id},
+                              options.phase)
     for r in sqlfiles.rows(sqlfiles.query(con, "pipeline/groups.sql")):
         m.groups.append((r["dim"], r["key"]))
         m.group_cases[(r["dim"], r["key"])] = r["n_cases"]

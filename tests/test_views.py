@@ -259,6 +259,24 @@ def test_no_progress_output_off_a_terminal(tmp_path):
         bar.update(3)
 
 
+
+def test_the_report_names_each_phase_it_computes(store):  # noqa: F811
+    """The report's bar is named by the SQL file being computed, counted over the pipeline's tables."""
+    from laya_cases import catalogue
+    from laya_cases.warehouse import Warehouse
+
+    seen = []
+    wh = Warehouse(store)
+    R.build(wh.connect(["base"]), "base", R.Options(include_cases=False, phase=lambda *a: seen.append(a)))
+    total = seen[0][1]
+    assert [d for d, _, _ in seen] == list(range(total)) and {t for _, t, _ in seen} == {total}
+    paths = [p for _, _, p in seen]
+    assert "pipeline/cells.sql" in paths and "pipeline/level_cells.sql" in paths
+    assert all(p in {f.path for f in catalogue.files("pipeline") + catalogue.files("metrics")} for p in paths)
+    silent = R.build(wh.connect(["base"]), "base", R.Options(include_cases=False))
+    loud = R.build(wh.connect(["base"]), "base", R.Options(include_cases=False, phase=lambda *a: None))
+    assert json.dumps(silent, sort_keys=True) == json.dumps(loud, sort_keys=True)
+
 def test_count_rows_matches_the_reader():
     """The bar's total skips blank and `#` lines as the S1.1 reader does."""
     for path in (DATASET, ANSWERS):
