@@ -54,8 +54,12 @@ def _record_row(recorder: RunRecorder, row: D.Row) -> None:
     call = {"call_id": row.index, "call_ms": None if latency is None else float(latency),
             "chunk_size": 1, "returned": True}
 
-    def missing(_pos: int, qid: str) -> None:
-        raise UsageError("%s answers['%s']: runner returned no answer for question '%s'" % (where, qid, qid))
+    def missing(_pos: int, qid: str) -> None:            # recorded answers: say what is wrong with them
+        if qid not in answers:
+            raise UsageError("%s answers has no answer for question '%s' (it answers: %s)"
+                             % (where, qid, shorten(", ".join(map(repr, answers)) or "nothing")))
+        raise UsageError("%s answers['%s'] must be an answer object such as {\"type\": \"choice\", "
+                         "\"choice\": \"refund\"}, got %s" % (where, qid, shorten(repr(answers[qid]))))
 
     recorder.add_answers(row, answers, model=row.model or None, call=call, field="answers", missing=missing)
 

@@ -119,3 +119,20 @@ def test_run_and_ingest_return_the_recorded_counts(tmp_path):
     assert run == RecordedRun(*row) == RecordedRun("counts", 2, 1, 0)
     assert json.loads(wh.connect(["counts"]).execute("SELECT settings_json FROM runs").fetchone()[0])["answers"] \
         == str(tmp_path / "a.jsonl")
+
+
+@pytest.mark.parametrize("answers,message", [
+    ({"spam": "yes"}, "answers['spam'] must be an answer object such as {\"type\": \"choice\", \"choice\": "
+                      "\"refund\"}, got 'yes'"),
+    ({"spam": None}, "answers['spam'] must be an answer object such as"),
+    ({"ham": {"type": "noul", "noul": 0.7}}, "answers has no answer for question 'spam' (it answers: 'ham')"),
+    ({}, "answers has no answer for question 'spam' (it answers: nothing)"),
+])
+def test_a_recorded_answer_that_is_not_an_answer_says_what_is_wrong(tmp_path, answers, message):
+    """A recorded answers file is not a runner: 'runner returned no answer' would send the user looking
+    for a model; the line names the missing question or the value that is not an answer object."""
+    path = write_jsonl(tmp_path / "answers.jsonl", [GOOD, dict(GOOD, answers=answers)])
+    with pytest.raises(UsageError) as err:
+        ingest(Warehouse(tmp_path / "wh"), str(path), run_id="r")
+    assert str(err.value).startswith("%s:2 " % path) and message in str(err.value)
+    assert not (tmp_path / "wh" / "runs").exists()
