@@ -14,6 +14,7 @@ import functools
 import io
 import json
 import os
+import re
 from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Sequence, TextIO
 
 import duckdb
@@ -252,15 +253,41 @@ def case_texts(result, first: str, n_cases: int = 0) -> Iterator[tuple]:
 
 
 _HEAD = '{\n  "cases": []'
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN')      # a string literal, or a non-finite number
+
+
+def strict(text: str) -> str:
+    """`text` (whole JSON tokens) with NaN, Infinity and -Infinity written as null (RFC 8259 has no
+    such numbers: JavaScript's JSON.parse and most tools refuse them); strings are left as they are."""
+    if "NaN" not in text and "Infinity" not in text:
+        return text
+    return _TOKENS.sub(lambda m: m.group() if m.group()[0] == '"' else "null", text)
+
+
+class _Strict:
+    """A text stream that writes through strict(); each write is whole tokens (the writer's pieces)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> None:
+        self._out.write(strict(text))
+
+    def flush(self) -> None:
+        self._out.flush()
 
 
 def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnection] = None,
           run_id: Optional[str] = None, score_within: Sequence[float] = (),
-          progress: Optional[Callable[[int, int], None]] = None, raw: Optional[BinaryIO] = None) -> None:
+          progress: Optional[Callable[[int, int], None]] = None, raw: Optional[BinaryIO] = None,
+          strict_json: bool = False) -> None:
     """Write report.dumps(doc) to `out`, the `cases` list streamed from `con` when one is given
     (doc["cases"] is then ignored; progress(done, total) after each batch); without `con`, the
     document's own cases. `raw`: the binary stream under `out` when `out` writes UTF-8 with no newline
-    translation, so that batches the helper rendered as bytes go there as they are."""
+    translation, so that batches the helper rendered as bytes go there as they are. `strict_json`:
+    null for every non-finite number (the default keeps the reference's NaN/Infinity tokens)."""
+    if strict_json:
+        out, raw = _Strict(out), None     # type: ignore[assignment]
     if con is None:
         out.write(R.dumps(doc))
         return
@@ -292,7 +319,8 @@ def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnect
 
 
 def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequence[float], *,
-         with_cases: bool = True, progress: Optional[Callable[[int, int], None]] = None) -> None:
+         with_cases: bool = True, progress: Optional[Callable[[int, int], None]] = None,
+         strict_json: bool = False) -> None:
     """Write the report JSON to the file `target`, or to stdout (UTF-8, one newline after) for "-";
     the cases streamed from the run's partition unless not `with_cases` (then `"cases": []`).
     `progress(done, total)` is called per batch of cases. Raises UsageError."""
@@ -308,14 +336,14 @@ def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequen
             sys.stdout.flush()
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
             try:
-                write(out, doc, con, run_id, score_within, progress, raw=sys.stdout.buffer)
+                write(out, doc, con, run_id, score_within, progress, raw=sys.stdout.buffer, strict_json=strict_json)
                 out.write("\n")
             finally:
                 out.flush()
                 out.detach()
         else:
             with open(target, "w", encoding="utf-8", newline="\n") as handle:
-                write(handle, doc, con, run_id, score_within, progress, raw=handle.buffer)
+                write(handle, doc, con, run_id, score_within, progress, raw=handle.buffer, strict_json=strict_json)
     except OSError as exc:
         raise UsageError("cannot write report %r: %s" % (target, exc.strerror or exc)) from None
     except duckdb.Error as exc:

@@ -99,6 +99,10 @@ def _rows(rng: random.Random, n: int):
     rows.append({"state": "nan conf", "questions": {"q0": {"type": "choice", "instructions": "q", "criteria": ["a"]}},
                  "expected": {"q0": "a"}, "answers": {"q0": {"type": "choice", "choice": "a", "confidence": math.nan}}})
     rows.append({"state": "empty", "questions": {}, "expected": {}, "answers": {}})
+    rows.append({"state": 'NaN, -Infinity and \\"Infinity\\"', "questions": {"q1": {"type": "choice", "instructions": "NaN?",
+                 "criteria": ["NaN", "Infinity"]}}, "expected": {"q1": "NaN"}, "tags": ["-Infinity"],
+                 "answers": {"q1": {"type": "choice", "choice": "Infinity", "confidence": math.inf,
+                                    "note": "NaN", "probabilities": {"NaN": -math.inf, "Infinity": math.nan}}}})
     return rows
 
 
@@ -188,7 +192,7 @@ def test_cli_json_to_stdout_and_no_cases(store, tmp_path):
     assert to_stdout.exit_code == 0 and to_stdout.stdout == written + "\n"   # JSON only, the text report off
     bare = _invoke("report", "edge", "-w", root, "--json", "-", "--no-cases", "--score-within", "0.5")
     doc, full = json.loads(bare.stdout), json.loads(written)
-    assert doc["cases"] == [] and len(full["cases"]) == 301
+    assert doc["cases"] == [] and len(full["cases"]) == 302
     assert bare.stdout == R.dumps(dict(json.loads(written), cases=[])) + "\n"
 
 
@@ -235,3 +239,27 @@ def test_streaming_caps_duckdb_memory_unless_the_user_set_it(store, tmp_path, mo
     RJ.save(str(tmp_path / "b.json"), doc, store, "edge", ())
     assert seen[-1].execute("SELECT current_setting('memory_limit')").fetchone()[0] == "300.0 MiB"
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def _reject(token):
+    raise ValueError("strict JSON has no %s" % token)
+
+
+@pytest.mark.parametrize("run_id", ["edge", "nocases"])
+def test_strict_json_writes_null_for_every_non_finite_number_and_leaves_strings(store, run_id, monkeypatch):
+    """--json-strict: parses under a parser that refuses NaN/Infinity; equal to the default document
+    read with each non-finite number as null; strings that spell NaN or Infinity are untouched."""
+    monkeypatch.setattr(RJ, "BATCH", 7)
+    doc = R.build(store.connect([run_id]), run_id, R.Options(include_cases=False))
+    default, strict = io.StringIO(), io.StringIO()
+    RJ.write(default, doc, store.connect([run_id]), run_id, ())
+    RJ.write(strict, doc, store.connect([run_id]), run_id, (), strict_json=True)
+    got = json.loads(strict.getvalue(), parse_constant=_reject)
+    assert got == json.loads(default.getvalue(), parse_constant=lambda token: None)
+    if run_id == "edge":
+        assert "NaN" in default.getvalue() and "Infinity" in default.getvalue()
+        (case,) = [c for c in got["cases"] if c["qid"] == "q1" and c["expected"] == "NaN"]
+        assert case["answer"]["note"] == "NaN" and case["answer"]["probabilities"] == {"NaN": None, "Infinity": None}
+        assert case["answer"]["confidence"] is None and case["tags"] == ["-Infinity"]
+    with pytest.raises(ValueError, match="strict JSON has no NaN"):
+        json.loads(default.getvalue().replace('"cases": [', '"x": NaN, "cases": ['), parse_constant=_reject)
