@@ -196,9 +196,7 @@ class Warehouse:
             if not incomplete:
                 raise UsageError("%s; a gate, compare, diff or plot needs a complete run" % resume_hint(self, run_id))
         elif not self.has_run(run_id):
-            known = self.run_ids()
-            hint = ("; known runs: %s" % ", ".join(known[-5:])) if known else "; the warehouse is empty"
-            raise UsageError("unknown run id %r in warehouse %s%s" % (run_id, self.root, hint))
+            raise UsageError(unknown_run_message(run_id, self.root, self.run_ids()))
         problem = run_problem(self, run_id)
         if problem:
             raise UsageError(damaged_message(run_id, problem))
@@ -289,6 +287,22 @@ class Warehouse:
         from .run_progress import resume_hint
 
         return resume_hint(self, run_id) if run_id and self.run_state(run_id) == "incomplete" else None
+
+
+def unknown_run_message(run_id: str, root, known: List[str]) -> str:
+    """The one "unknown run id" line: the closest ids when one is near (a typo: 'dmeo' -> 'demo'), else up
+    to five known ids and how many more `laya-cases runs` lists."""
+    import difflib
+
+    if not known:
+        return "unknown run id %r in warehouse %s; the warehouse is empty" % (run_id, root)
+    close = difflib.get_close_matches(run_id, known, n=3, cutoff=0.6)
+    if close:
+        hint = "did you mean %s?" % " or ".join(repr(c) for c in close)
+    else:
+        more = len(known) - 5
+        hint = "known runs: %s%s" % (", ".join(known[-5:]), " and %d more (laya-cases runs)" % more if more > 0 else "")
+    return "unknown run id %r in warehouse %s; %s" % (run_id, root, hint)
 
 
 def damaged_message(run_id: str, problem: str) -> str:

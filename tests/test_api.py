@@ -117,3 +117,24 @@ def test_import_is_light_and_all_is_the_api():
             "if m in sys.modules)); print(sorted(lc.__all__))")
     out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["[]", "['Store', 'UsageError', '__version__', 'from_hf', 'open', 'run_to_hf']"]
+
+
+@pytest.mark.parametrize("asked,hint", [
+    ("dmeo", "did you mean 'demo'?"),
+    ("othr", "did you mean 'other'?"),
+    ("zzz", "known runs: demo, other"),
+])
+def test_an_unknown_run_id_names_the_closest_known_ids(wh, asked, hint):
+    with pytest.raises(Exception) as err:
+        wh.report(asked)
+    assert str(err.value) == "unknown run id %r in warehouse warehouse; %s" % (asked, hint)
+
+
+def test_unknown_run_hint_with_many_runs_says_how_many_more():
+    from laya_cases.warehouse import unknown_run_message
+
+    known = ["run-%02d" % i for i in range(12)]
+    assert unknown_run_message("zzz", "wh", known) == ("unknown run id 'zzz' in warehouse wh; known runs: run-07, "
+                                                       "run-08, run-09, run-10, run-11 and 7 more (laya-cases runs)")
+    assert unknown_run_message("run-3", "wh", known).endswith("did you mean 'run-03' or 'run-11' or 'run-10'?")
+    assert unknown_run_message("x", "wh", []) == "unknown run id 'x' in warehouse wh; the warehouse is empty"

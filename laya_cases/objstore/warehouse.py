@@ -23,7 +23,7 @@ import pyarrow as pa
 from .. import UsageError
 from ..schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 from ..store_write import StagedRun, write_table
-from ..warehouse import CASE_FILE, Warehouse, derived_views, validate_run_id
+from ..warehouse import CASE_FILE, Warehouse, derived_views, unknown_run_message, validate_run_id
 from . import delta
 from .url import parse
 
@@ -69,9 +69,7 @@ class DeltaWarehouse(Warehouse):
     def require_run(self, run_id: str, incomplete: bool = False) -> str:
         validate_run_id(run_id)
         if not self.has_run(run_id):
-            known = self.run_ids()
-            hint = ("; known runs: %s" % ", ".join(known[-5:])) if known else "; the warehouse is empty"
-            raise UsageError("unknown run id %r in warehouse %s%s" % (run_id, self.root, hint))
+            raise UsageError(unknown_run_message(run_id, self.root, self.run_ids()))
         return run_id
 
     def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False,
