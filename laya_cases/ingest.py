@@ -56,8 +56,8 @@ def _record_row(recorder: RunRecorder, row: D.Row) -> None:
 
     def missing(_pos: int, qid: str) -> None:            # recorded answers: say what is wrong with them
         if qid not in answers:
-            raise UsageError("%s answers has no answer for question '%s' (it answers: %s)"
-                             % (where, qid, shorten(", ".join(map(repr, answers)) or "nothing")))
+            raise UsageError("%s answers['%s']: no answer for question '%s' (the row answers: %s)"
+                             % (where, qid, qid, shorten(", ".join(map(repr, answers)) or "nothing")))
         raise UsageError("%s answers['%s'] must be an answer object such as {\"type\": \"choice\", "
                          "\"choice\": \"refund\"}, got %s" % (where, qid, shorten(repr(answers[qid]))))
 

@@ -125,8 +125,8 @@ def test_run_and_ingest_return_the_recorded_counts(tmp_path):
     ({"spam": "yes"}, "answers['spam'] must be an answer object such as {\"type\": \"choice\", \"choice\": "
                       "\"refund\"}, got 'yes'"),
     ({"spam": None}, "answers['spam'] must be an answer object such as"),
-    ({"ham": {"type": "noul", "noul": 0.7}}, "answers has no answer for question 'spam' (it answers: 'ham')"),
-    ({}, "answers has no answer for question 'spam' (it answers: nothing)"),
+    ({"ham": {"type": "noul", "noul": 0.7}}, "answers['spam']: no answer for question 'spam' (the row answers: 'ham')"),
+    ({}, "answers['spam']: no answer for question 'spam' (the row answers: nothing)"),
 ])
 def test_a_recorded_answer_that_is_not_an_answer_says_what_is_wrong(tmp_path, answers, message):
     """A recorded answers file is not a runner: 'runner returned no answer' would send the user looking

@@ -222,6 +222,25 @@ def test_runs_table_never_cuts_a_run_id(width):
     for rid in ids:
         assert any(line.startswith(rid + " ") or line == rid for line in text.splitlines()), (rid, text)
 
+
+def test_runs_text_is_richs_table_byte_for_byte_on_random_rows():
+    """The plain formatter `runs` uses when the table fits is an optimisation, not a second look: over
+    random ids, models, paths, counts and wide characters it prints exactly what rich renders."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = "abcXYZ019-_.:/é漢"
+    for trial in range(200):
+        rows = [{"run_id": "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))),
+                 "created_at": rng.choice(["2026-11-29T14:45:06+00:00", "", None]),
+                 "runner": rng.choice(["minilm", "onnx", "recorded", "", None]),
+                 "model_id": rng.choice(["sentence-transformers/all-MiniLM-L6-v2", "ckpt/", "", None, "漢字モデル"]),
+                 "n_cases": rng.choice([0, 48, 123456, None]), "n_errors": rng.choice([0, 7, None]),
+                 "dataset": rng.choice(["data/support.jsonl", "/a/very/long/path/to/some/data/b77.jsonl", ""]),
+                 "dataset_sha256": rng.choice(["ab" * 32, "", None])} for _ in range(rng.randint(1, 6))]
+        width = rng.choice([100, 120, 80, 200])
+        assert V.runs_text(rows, width) == V.render([V.runs_table(rows, width)], width), (trial, rows, width)
+
 # ---------------------------------------------------------------------------- --help
 def _command_names() -> List[str]:
     return list(typer.main.get_command(app).commands)
