@@ -25,6 +25,7 @@ SLOW = {
     "tests/test_object_states.py::test_minilm_object_state_accuracy_equals_string_state_on_massive_held_out",
     "tests/test_golden.py",
     "tests/test_docs_console.py::test_the_readme_tour_prints_what_it_shows",
+    "tests/test_api.py::test_the_python_doc_runs_as_written",
     "tests/test_differential.py",
     "tests/test_runner_onnx.py",
     "tests/test_runner_laya_agent.py",

@@ -36,8 +36,14 @@ def wh(home, monkeypatch):
     return lc.open("warehouse")
 
 
-def test_the_python_doc_runs_as_written(home, monkeypatch, capsys):
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+def test_the_python_doc_runs_as_written(tmp_path, monkeypatch, capsys):
+    """Its console block makes the two runs (the default model runs), then every Python block runs."""
+    from test_docs_console import run_console
+
+    text = DOC.read_text(encoding="utf-8")
+    run_console(text, tmp_path)
+    home = tmp_path
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) >= 6
     monkeypatch.chdir(home)
     namespace: dict = {}

@@ -85,23 +85,30 @@ def _section(title: str) -> str:
     return README.read_text(encoding="utf-8").split("\n## %s\n" % title, 1)[1].split("\n## ", 1)[0]
 
 
-def test_the_readme_tour_prints_what_it_shows(tmp_path, monkeypatch, capsys):
-    """Runs the real default model, the ONNX export and its INT8 copy, as the README does; then the
-    Python section on the store the tour made, whose per-language numbers must be the report's."""
-    (tmp_path / "data").symlink_to(ROOT / "data")
+def run_console(text: str, cwd: Path) -> None:
+    """Run every ```console block of `text` in order in `cwd` (with `data/` linked to the bundled data)
+    and assert each command exits 0 and prints what the block shows."""
+    if not (cwd / "data").exists():
+        (cwd / "data").symlink_to(ROOT / "data")
     bindir = str(Path(sys.executable).parent)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAYA_CASES_")}
     env.update(PATH=bindir + os.pathsep + env.get("PATH", ""), NO_COLOR="1", COLUMNS="100", TERM="dumb")
-    blocks = console_blocks(_section("A five-minute tour"))
-    assert len(blocks) == 5 and sum(len(b) for b in blocks) == 8
-    for steps in blocks:
+    for steps in console_blocks(text):
         for command, expected in steps:
             assert shlex.split(command)[0] == "laya-cases", command
-            proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True)
+            proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True)
             assert proc.returncode == 0, (command, proc.stderr)
             got = proc.stdout.splitlines() + proc.stderr.splitlines()
-            assert matches(expected, got), "README.md: `%s` now prints:\n%s" % (command, "\n".join(got))
+            assert matches(expected, got), "`%s` now prints:\n%s" % (command, "\n".join(got))
 
+
+def test_the_readme_tour_prints_what_it_shows(tmp_path, monkeypatch, capsys):
+    """Runs the real default model, the ONNX export and its INT8 copy, as the README does; then the
+    Python section on the store the tour made, whose per-language numbers must be the report's."""
+    tour = _section("A five-minute tour")
+    blocks = console_blocks(tour)
+    assert len(blocks) == 5 and sum(len(b) for b in blocks) == 8
+    run_console(tour, tmp_path)
     monkeypatch.chdir(tmp_path)
     (python,) = re.findall(r"```python\n(.*?)```", _section("Python"), re.S)
     namespace: dict = {}
