@@ -143,13 +143,21 @@ def main() -> None:
     sys.exit(_run())
 
 
+def _config_defaults():
+    """Defaults from the nearest pyproject.toml's [tool.laya-cases] (cli/config.py), or None."""
+    from laya_cases_cli import config
+
+    found = config.find(Path.cwd())
+    return None if found is None else config.default_map(typer.main.get_command(app), found)
+
+
 def _run() -> int:
     import sys
 
     from typer._click import exceptions as click_errors
 
     try:
-        code = app(standalone_mode=False, prog_name="laya-cases")   # also under python -m
+        code = app(standalone_mode=False, prog_name="laya-cases", default_map=_config_defaults())   # also under -m
     except click_errors.NoArgsIsHelpError as exc:      # bare `laya-cases`: the help, exit 0
         if exc.ctx is not None:
             console.out(exc.ctx.get_help())

@@ -23,6 +23,7 @@ from doubles import ExplodingRunnerDouble
 from laya_cases import dataset as D
 from laya_cases import report as R
 from laya_cases_cli import console as V
+from laya_cases_cli import runs_table as RT
 from laya_cases_cli.progress import RowProgress, count_rows
 from laya_cases.runners import registry
 from laya_cases_cli.app import app
@@ -203,9 +204,9 @@ def test_runs_table_cuts_long_names_from_the_left():
              "model_id": "sentence-transformers/all-MiniLM-L6-v2", "n_cases": 123456, "n_errors": 7,
              "dataset": "/a/very/long/path/to/some/evaluation/data/support.jsonl", "dataset_sha256": "ab" * 32}]
     for width in (100, 80):
-        text = V.render([V.runs_table(rows, width)], width)
+        text = V.render([RT.runs_table(rows, width)], width)
         assert _widest(text) <= width and "123456/7" in text
-    wide = V.render([V.runs_table(rows, 100)], 100)
+    wide = V.render([RT.runs_table(rows, 100)], 100)
     assert "all-MiniLM-L6-v2" in wide and "support.jsonl" in wide and "abababab" in wide
 
 
@@ -217,7 +218,7 @@ def test_runs_table_never_cuts_a_run_id(width):
     rows = [{"run_id": rid, "created_at": "2026-11-29T14:45:06+00:00", "runner": "minilm",
              "model_id": "sentence-transformers/all-MiniLM-L6-v2", "n_cases": 48, "n_errors": 0,
              "dataset": "data/support.jsonl", "dataset_sha256": "ab" * 32} for rid in ids]
-    text = V.render([V.runs_table(rows, width)], width)
+    text = V.render([RT.runs_table(rows, width)], width)
     assert _widest(text) <= max(width, len(ids[1]) + 2 * 6)
     for rid in ids:
         assert any(line.startswith(rid + " ") or line == rid for line in text.splitlines()), (rid, text)
@@ -239,7 +240,7 @@ def test_runs_text_is_richs_table_byte_for_byte_on_random_rows():
                  "dataset": rng.choice(["data/support.jsonl", "/a/very/long/path/to/some/data/b77.jsonl", ""]),
                  "dataset_sha256": rng.choice(["ab" * 32, "", None])} for _ in range(rng.randint(1, 6))]
         width = rng.choice([100, 120, 80, 200])
-        assert V.runs_text(rows, width) == V.render([V.runs_table(rows, width)], width), (trial, rows, width)
+        assert RT.runs_text(rows, width) == V.render([RT.runs_table(rows, width)], width), (trial, rows, width)
 
 # ---------------------------------------------------------------------------- --help
 def _command_names() -> List[str]:
