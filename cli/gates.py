@@ -17,7 +17,7 @@ from laya_cases import gates as G
 from laya_cases.engines import check_engine
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
-from laya_cases_cli.options import _REPORT_PARAMS, WAREHOUSE
+from laya_cases_cli.options import _REPORT_PARAMS, JUNIT, SUMMARY, WAREHOUSE
 
 _ENGINE = {name: option for name, _, option in _REPORT_PARAMS if name in ("engine", "spark_master")}
 
@@ -30,18 +30,55 @@ def prepare_gate(request: Optional[G.GateRequest], wh=None, options=None, *,
     return G.prepare(request, wh, options, early_baseline=early_baseline)
 
 
-def judge(gate: G.Gate, doc: Dict[str, Any], wh=None, options=None) -> List[str]:
-    """S6.8 after evaluation: thresholds, baseline (deltas printed now), comparability, policy.
-    Raises UsageError (e.g. an unreadable baseline)."""
+class Verdict(list):
+    """The FAIL lines of a judged gate, with the lines that explain "baseline comparison failed"."""
+
+    details: List[str] = []
+
+
+def judge(gate: G.Gate, doc: Dict[str, Any], wh=None, options=None) -> Verdict:
+    """S6.8 after evaluation: thresholds, baseline (deltas printed now), comparability, policy; the
+    --junit / --summary files written. Raises UsageError (e.g. an unreadable baseline)."""
     result = gate.judge(doc, wh, options)
     for line in G.delta_lines(result.deltas):
         console.out(line)
-    return result.failures
+    run = doc.get("extensions", {}).get("run", {}).get("run_id", "?")
+    return verdict(result, gate.junit, gate.summary, "laya-cases gate: run %s" % run)
+
+
+def verdict(result: G.GateResult, junit: Optional[str], summary: Optional[str], title: str) -> Verdict:
+    """The FAIL lines of `result` with their detail lines; the CI files written (JUnit XML replaced, the
+    Markdown summary appended, as GitHub's step summary expects)."""
+    from laya_cases import gate_ci
+
+    out = Verdict(result.failures)
+    out.details = gate_ci.detail_lines(result.deltas)
+    if junit or summary:
+        checks = gate_ci.checks(result.thresholds, result.deltas, result.measures, result.failures)
+        _write(junit, gate_ci.junit(checks, title), "w", "--junit")
+        _write(summary, gate_ci.summary(checks, title), "a", "--summary")
+    return out
+
+
+def _write(path: Optional[str], text: str, mode: str, flag: str) -> None:
+    if path is None:
+        return
+    try:
+        with open(path, mode, encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError("%s %s: cannot write: %s" % (flag, path, exc.strerror or exc)) from None
 
 
 def finish(failures: List[str]) -> None:
-    """The last step of a gated command: one FAIL line per failure, exit 1 if any."""
-    console.failures(failures)
+    """The last step of a gated command: one FAIL line per failure (the failing baseline metrics under
+    "baseline comparison failed"), exit 1 if any."""
+    details = getattr(failures, "details", [])
+    for line in failures:
+        console.failures([line])
+        if line == "baseline comparison failed":
+            for detail in details:
+                console.err(detail)
     if failures:
         raise typer.Exit(1)
 
@@ -55,6 +92,8 @@ def compare(
                                                   help="Allowed absolute drift (repeatable); exact otherwise."),
     gate_policy: Optional[Path] = typer.Option(None, "--gate-policy", metavar="FILE",
                                                help="Also apply per-slice rules from a JSON policy."),
+    junit: Optional[Path] = JUNIT,
+    summary: Optional[Path] = SUMMARY,
     engine: str = _ENGINE["engine"],
     spark_master: Optional[str] = _ENGINE["spark_master"],
     warehouse: Optional[Path] = WAREHOUSE,
@@ -81,7 +120,9 @@ def compare(
     result = G.compare_documents(document, G.resolve_report(baseline, wh, options), tolerances, policy, options)
     for line in G.delta_lines(result.deltas):
         console.out(line)
-    console.failures(result.failures)             # a compare failure alone prints no FAIL line (S6.9)
+    out = verdict(result, None if junit is None else str(junit), None if summary is None else str(summary),
+                  "laya-cases compare: %s against %s" % (report, baseline))
+    console.failures(out)          # a compare failure alone prints no FAIL line (S6.9): stderr is the reference's
     if not result.compare_ok or result.failures:
         raise typer.Exit(1)
 

@@ -62,6 +62,11 @@ _REPORT_PARAMS = [
                                "table: readable tables with counts, fitted to the terminal.")),
 ]
 
+JUNIT = typer.Option(None, "--junit", metavar="FILE", help="Also write the gate's verdict as JUnit XML, one "
+                     "test case per rule (CI test reports).")
+SUMMARY = typer.Option(None, "--summary", metavar="FILE", help="Also append the verdict as a Markdown table, "
+                       "e.g. --summary \"$GITHUB_STEP_SUMMARY\".")
+
 #: (parameter name, annotation, typer option): the gate flags.
 _GATE_PARAMS = [
     ("min_accuracy", Optional[str], typer.Option(
@@ -80,6 +85,8 @@ _GATE_PARAMS = [
     ("gate_policy", Optional[Path], typer.Option(
         None, "--gate-policy", metavar="FILE", help="Per-slice rules from a JSON policy (docs/metrics.md#gates), validated "
         "before anything runs.")),
+    ("junit", Optional[Path], JUNIT),
+    ("summary", Optional[Path], SUMMARY),
 ]
 
 
@@ -99,7 +106,9 @@ def _gate_request(v):
 
     return G.GateRequest(mins=v["min_pairs"] or (), maxs=v["max_pairs"] or (), min_accuracy=v["min_accuracy"],
                          max_ece=v["max_ece"], baseline=v["baseline"], tolerances=v["tolerance_pairs"] or (),
-                         policy_path=None if v["gate_policy"] is None else str(v["gate_policy"]))
+                         policy_path=None if v["gate_policy"] is None else str(v["gate_policy"]),
+                         junit=None if v["junit"] is None else str(v["junit"]),
+                         summary=None if v["summary"] is None else str(v["summary"]))
 
 
 def _injector(target: str, declared, build: Callable[[dict], Any]):

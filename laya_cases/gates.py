@@ -44,6 +44,8 @@ class GateRequest:
     baseline: Optional[str] = None
     tolerances: Sequence[str] = ()
     policy_path: Optional[str] = None
+    junit: Optional[str] = None              # CI outputs of the verdict (gate_ci.py); not gates themselves
+    summary: Optional[str] = None
 
     @property
     def active(self) -> bool:
@@ -56,6 +58,8 @@ class GateResult:
     deltas: List[Dict[str, Any]] = field(default_factory=list)
     failures: List[str] = field(default_factory=list)
     compare_ok: bool = True
+    measures: List[Dict[str, Any]] = field(default_factory=list)      # one per policy rule
+    thresholds: Dict[str, Dict[str, float]] = field(default_factory=dict)   # {"min": {...}, "max": {...}}
 
 
 @dataclass
@@ -70,6 +74,8 @@ class Gate:
     baseline_ref: Optional[str]
     policy: Optional[Dict[str, Any]]
     baseline: Optional[Dict[str, Any]] = None
+    junit: Optional[str] = None
+    summary: Optional[str] = None
 
     def judge(self, doc: Dict[str, Any], wh=None, options=None) -> GateResult:
         """S6.8 after evaluation: record thresholds, check them, load the baseline if not yet, compare,
@@ -99,6 +105,7 @@ class Gate:
             result.failures.extend(policy_failures)
         doc.setdefault("extensions", {})["gate"] = {"deltas": result.deltas, "policy": measures,
                                                     "failures": list(result.failures)}
+        result.measures, result.thresholds = measures, {"min": mins, "max": maxs}
         return result
 
 
@@ -109,6 +116,9 @@ def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool
     otherwise commit before learning the baseline is bad. None when no gate flag was given. Raises
     UsageError."""
     if not request.active:
+        if request.junit or request.summary:
+            raise UsageError("--junit and --summary write a gate's verdict: add a gate (--min-accuracy, --max-ece, "
+                             "--min, --max, --baseline or --gate-policy)")
         return None
     policy = load_policy(request.policy_path) if request.policy_path else None
     if policy is not None and needs_baseline(policy) and not request.baseline:
@@ -117,7 +127,7 @@ def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool
                 min_accuracy=parse_limit("--min-accuracy", request.min_accuracy),
                 max_ece=parse_limit("--max-ece", request.max_ece),
                 tolerances=parse_pairs(request.tolerances, "--tolerance"), baseline_ref=request.baseline,
-                policy=policy)
+                policy=policy, junit=request.junit, summary=request.summary)
     if gate.tolerances and not request.baseline:
         raise UsageError("--tolerance is the allowed drift from --baseline; pass --baseline")
     if request.baseline and (policy is not None or early_baseline):
@@ -141,5 +151,6 @@ def compare_documents(document: Dict[str, Any], baseline: Dict[str, Any], tolera
     if refusal:
         result.failures.append(refusal)
     if policy is not None:
-        result.failures.extend(check_policy(con, candidate["config"], policy, baseline)[0])
+        policy_failures, result.measures = check_policy(con, candidate["config"], policy, baseline)
+        result.failures.extend(policy_failures)
     return result
