@@ -32,9 +32,20 @@ def detect(path: str) -> str:
     name = os.path.basename(path)
     if lmeval.is_results(name) or (name.startswith("samples_") and name.endswith(".jsonl")):
         return "lm-eval"
-    if name.endswith(".eval"):
+    if name.endswith(".eval") or (name.endswith(".json") and _inspect_json(path)):
         return "inspect"
     return "harness"
+
+
+def _inspect_json(path: str) -> bool:
+    """An inspect JSON log opens with its `version`, `status` and `eval` header (a harness document has
+    `cases`); only the first 64 KiB are looked at."""
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False
+    return head.lstrip().startswith("{") and '"status":' in head and '"eval":' in head
 
 
 def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] = None, norm: str = "raw",
