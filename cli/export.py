@@ -1,6 +1,6 @@
 """`laya-cases export-onnx`: the MiniLM embedder as ONNX (fp32, optionally INT8) for the onnx runner;
 `laya-cases export RUN --format harness` and `laya-cases import FILE`: a run as the MASSIVE harness
-JSON document (S7.7) and back (docs/massive.md)."""
+JSON document (S7.7) and back (docs/massive.md), and other harnesses' logs as runs (docs/imports.md)."""
 from __future__ import annotations
 
 import json
@@ -48,26 +48,41 @@ def export_command(
         console.note("wrote %s" % out)
 
 
-@app.command("import", short_help="Load a harness or laya-evals document as a run.")
+@app.command("import", short_help="Load other harnesses' logs (lm-eval, inspect) or a harness document as runs.")
 def import_command(
-    path: Path = typer.Argument(..., metavar="FILE", help="A harness document (`export --format harness`) or a "
-                                "laya-evals harness report with its cases."),
-    run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
+    path: Path = typer.Argument(..., metavar="PATH", help="lm-eval --log_samples output (folder or results file), "
+                                "an inspect log, a harness document (`export --format harness`) or a laya-evals "
+                                "harness report with its cases."),
+    format_: Optional[str] = typer.Option(None, "--format", metavar="lm-eval|inspect|harness|laya-evals",
+                                          help="The log format [default: detected from the files]."),
+    norm: str = typer.Option("raw", "--norm", metavar="raw|chars|bytes", help="lm-eval multiple choice: score "
+                             "options by raw log-likelihood (acc), per character (acc_norm) or per byte (acc_bytes)."),
+    item_id: Optional[str] = typer.Option(None, "--item-id", metavar="FIELD", help="lm-eval: the doc field "
+                                          "that identifies an item across languages [default: doc_id]."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]; "
+                                         "several runs from one PATH get ID-1, ID-2, ..."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
-    """Load a harness document's cases as a run (kind `import`), queryable next to ours.
+    """Load logs as runs (kind `import`), queryable next to ours (docs/imports.md).
+
+    One run per lm-eval results file (one model, all its tasks) or inspect log; a path
+    imported before with the same files and --norm names its run and commits nothing.
 
     \b
-    Example:
+    Examples:
+      laya-cases import lm_eval_out/ --norm chars
       laya-cases import massive.json --run-id reference
       laya-cases massive report reference
     """
-    from laya_cases.massive import document
+    from laya_cases.imports import import_path
 
     wh = warehouse_of(warehouse)
-    recorded = document.import_document(wh, str(path), run_id)
-    console.note("committed run %s to %s (%d cases)" % (recorded.run_id, wh.root, recorded.n_cases))
-    console.out(recorded.run_id)
+    for result in import_path(wh, str(path), format_, run_id, norm, item_id):
+        for note in result.notes:
+            console.note(note)
+        if not result.existing:
+            console.note("committed run %s to %s (%d cases)" % (result.run_id, wh.root, result.n_cases))
+        console.out(result.run_id)
 
 
 @app.command("export-onnx")

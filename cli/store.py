@@ -167,6 +167,8 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
         doc, warnings = build_report(wh, run_id, options, with_cases=gate is not None)   # a gate reads cases
     for line in warnings:
         console.note(line)
+    for line in doc["extensions"]["run"].get("import_notes") or ():    # an imported log says what it lacks
+        console.note("note: " + line)
     failures = judge(gate, doc, wh, options) if gate is not None else []
     if not (request.json_to_stdout or quiet):
         console.print_report(doc, request.slices, request.view)     # the files are the same for every view

@@ -1,0 +1,72 @@
+"""`laya-cases import`: other harnesses' logs become runs (issue 31, docs/imports.md).
+
+One module per source format turns its log into ordinary labelled rows with answers; common.py records
+them through the one RunRecorder. `detect` names the format of a path when `--format` is not given;
+`harness` and `laya-evals` are the existing harness documents (laya_cases/massive/document.py).
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from .. import UsageError
+from .common import ImportResult, commit_all
+
+FORMATS = ("lm-eval", "inspect", "harness", "laya-evals")
+
+
+def detect(path: str) -> str:
+    """The format of `path` from its files: lm-eval results/samples, an inspect log, else a harness document."""
+    from . import lmeval
+
+    if not os.path.exists(path):
+        return "harness"                        # its reader names the missing file, as before
+    if os.path.isdir(path):
+        names = [n for _, _, files in os.walk(path) for n in files]
+        if any(lmeval.is_results(n) for n in names):
+            return "lm-eval"
+        if any(n.endswith(".eval") for n in names):
+            return "inspect"
+        raise UsageError("%s: no lm-eval results_<date>.json or inspect .eval log in it; name the format "
+                         "with --format %s" % (path, "|".join(FORMATS)))
+    name = os.path.basename(path)
+    if lmeval.is_results(name) or (name.startswith("samples_") and name.endswith(".jsonl")):
+        return "lm-eval"
+    if name.endswith(".eval") or (name.endswith(".json") and _inspect_json(path)):
+        return "inspect"
+    return "harness"
+
+
+def _inspect_json(path: str) -> bool:
+    """An inspect JSON log opens with its `version`, `status` and `eval` header (a harness document has
+    `cases`); only the first 64 KiB are looked at."""
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False
+    return head.lstrip().startswith("{") and '"status":' in head and '"eval":' in head
+
+
+def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] = None, norm: str = "raw",
+                item_id: Optional[str] = None) -> List[ImportResult]:
+    """Import the logs at `path` as runs; one ImportResult per run (an already-imported set names its run).
+    Several runs from one path get ids `<run_id>-1`, `<run_id>-2`, ... when `run_id` is given."""
+    fmt = detect(path) if fmt is None else fmt
+    if fmt not in FORMATS:
+        raise UsageError("--format must be one of %s, got %r" % (", ".join(FORMATS), fmt))
+    if fmt in ("harness", "laya-evals"):
+        from ..massive import document
+
+        recorded = document.import_document(wh, path, run_id)
+        return [ImportResult(recorded.run_id, recorded.n_cases, False, [])]
+    if fmt == "lm-eval":
+        from . import lmeval
+
+        sets = [lmeval.Results(p, norm, item_id) for p in lmeval.results_files(path)]
+    else:
+        from . import inspect_log
+
+        sets = inspect_log.logs(path)
+    ids = [run_id if run_id is None or len(sets) == 1 else "%s-%d" % (run_id, i + 1) for i in range(len(sets))]
+    return commit_all(wh, [(one.source, one.rows, rid) for one, rid in zip(sets, ids)])
