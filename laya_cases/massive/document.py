@@ -11,7 +11,8 @@ case as a labelled row with its answer, through the same RunRecorder as `ingest`
 `intent` choice question (instructions, options with their texts), the gold label, language and
 item_id; the answer is the predicted label with its confidence (and the probabilities a case
 carries); temperatures, logits and the state are stored as decision facts. Every bad field is one
-line naming the case and field, exit 2, and nothing is committed.
+line naming the case and field, exit 2, and nothing is committed; so is a document that contradicts
+itself (a case's `correct` against its indices, a report number against its cases: import_checks.py).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .. import UsageError, shorten
 from ..dataset import Row
 from ..record import RecordedRun, RunRecorder
 from ..warehouse import Warehouse, new_run_id
-from . import metrics
+from . import import_checks, metrics
 
 DOCUMENT = "laya-cases-massive-document/1"
 RECHECK_TOLERANCE = 5e-5
@@ -181,6 +182,7 @@ def import_document(wh: Warehouse, path: str, run_id: Optional[str] = None) -> R
             recorder.add_answers(row, row.raw["answers"], model=model, call=call, field="cases[%d]" % i,
                                  missing=missing, extra=lambda _qid: dict(facts))
             recorder.flush()
+        import_checks.check(path, doc)                 # contradictions: refused before the commit
         settings = {"imported": path, "document_config": config}
         return recorder.commit(kind="import", dataset=str(config.get("dataset") or path), dataset_sha256=None,
                                runner="recorded", model_id=config.get("checkpoint"), config={"massive": config},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any, Dict, List, Optional
 
 import duckdb
@@ -106,15 +107,16 @@ def report(con: duckdb.DuckDBPyConnection, run_id: str, langs: List[str],
 
 
 def summary(blocks: Dict[str, Dict[str, Any]], seconds: Optional[float] = None) -> Dict[str, Any]:
-    """S7.6: over languages without error and with n > 0, the means of the rounded values, rounded."""
+    """S7.6: over languages without error and with n > 0, the means of the rounded values, rounded;
+    each sum exactly rounded (math.fsum, S9.8), so the value does not depend on the languages' order."""
     good = [b for b in blocks.values() if "error" not in b and b.get("n", 0) > 0]
 
     def mean(key: str) -> Optional[float]:
         values = [b[key] for b in good if b.get(key) is not None]
-        return round(sum(values) / len(values), 4) if values else None
+        return round(math.fsum(values) / len(values), 4) if values else None
 
     if seconds is None:
-        seconds = round(sum(b.get("seconds") or 0.0 for b in good), 3)
+        seconds = round(math.fsum(b.get("seconds") or 0.0 for b in good), 3)
     return {"languages": len(good), "macro_accuracy": mean("accuracy"), "macro_ece": mean("ece"),
             "macro_f1": mean("macro_f1"), "seconds": seconds}
 

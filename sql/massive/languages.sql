@@ -11,6 +11,10 @@
 --      round-half-even on the binary value) and the summary of S7.6 happen once, in
 --      laya_cases/massive/metrics.py. macro_f1: classes are the slot indices that occur as gold or
 --      as prediction; a case with no readable prediction counts against its gold class only.
+--      S9.8: every sum over doubles (the confidences, the per-class F1 values, the per-case costs) is
+--      exactly rounded (lc_exact_sum, lc_exact_mean_w); ECE adds its bin terms in bin order; the
+--      accuracies average 0/1 integers (an exact sum). A plain avg()/sum() of doubles adds in thread
+--      scheduling order and could change a published digit between two runs of the same store.
 WITH c AS (
     SELECT * FROM massive_cases WHERE conf IS NOT NULL AND correct IS NOT NULL
 ), ranked AS (
@@ -47,7 +51,7 @@ WITH c AS (
            count(*) FILTER (WHERE c.gold_index = k.cls AND c.pred_index IS DISTINCT FROM k.cls) AS fn
     FROM classes k JOIN c USING (lang) GROUP BY k.lang, k.cls
 ), macro AS (
-    SELECT lang, avg(2.0 * tp / greatest(1, 2 * tp + fp + fn)) AS macro_f1 FROM f1 GROUP BY lang
+    SELECT lang, lc_exact_mean_w(2.0 * tp / greatest(1, 2 * tp + fp + fn), 1) AS macro_f1 FROM f1 GROUP BY lang
 ), binned AS (
     -- S3.10: the bin is the count of interior edges i/15 (binary64) strictly below c
     SELECT lang, conf, correct,
@@ -62,7 +66,7 @@ WITH c AS (
 ), plain AS (
     SELECT lang, count(*) AS n, avg(correct) AS accuracy, lc_exact_sum(conf) / count(*) AS mean_confidence,
            min(temperature) AS temperature, count(DISTINCT temperature) AS n_temperatures,
-           sum(cost_ms) / 1000.0 AS seconds
+           lc_exact_sum(cost_ms) / 1000.0 AS seconds
     FROM c GROUP BY lang
 )
 SELECT p.lang, p.n, p.accuracy, m.macro_f1, coalesce(e.ece, 0.0) AS ece, p.mean_confidence,

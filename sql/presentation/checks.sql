@@ -9,8 +9,10 @@
 -- why: logits are stored before temperature, so both checks need no model. The first maximum is
 --      slot 0 exactly when z0 equals the list maximum (slot 0 comes first). The first-slot metric
 --      is hits / decisions, the mean of the per-state shares when every state has its 6 decisions
---      (an order-invariant model then gives exactly 20/60 = 1/3). Every mean is a list mean in a
---      fixed order (qid, then row), so the unrounded values are the same bits on every run.
+--      (an order-invariant model then gives exactly 20/60 = 1/3). S9.8: the per-state means and their
+--      total are exactly rounded sums (lc_exact_mean_w, lc_exact_sum), a function of the decisions
+--      alone, not of their order; hits count the decisions whose slot 0 wins (an integer). Only the
+--      mean of one decision's own K logits is a list mean, in slot order (a per-decision formula).
 WITH c AS (
     SELECT row_index, qid, split_part(qid, '/', 1) AS check_name, logits
     FROM cases
@@ -21,13 +23,13 @@ WITH c AS (
                 WHEN logits[1] = list_max(logits) THEN 1.0 ELSE 0.0 END AS x
     FROM c
 ), s AS (
-    SELECT check_name, row_index, list_avg(list(x ORDER BY qid)) AS value, sum(x) AS hits, count(*) AS n
+    SELECT check_name, row_index, lc_exact_mean_w(x, 1) AS value, count(*) FILTER (WHERE x = 1.0) AS hits,
+           count(*) AS n
     FROM d GROUP BY check_name, row_index
-), t AS (
-    SELECT check_name, list(value ORDER BY row_index) AS per_state, sum(hits) AS hits, sum(n) AS n_decisions
-    FROM s GROUP BY check_name
 ), l AS (
-    SELECT *, list_sum(per_state) AS total, len(per_state) AS n_states FROM t
+    SELECT check_name, list(value ORDER BY row_index) AS per_state, sum(hits) AS hits, sum(n) AS n_decisions,
+           lc_exact_sum(value) AS total, count(*) AS n_states
+    FROM s GROUP BY check_name
 )
 SELECT check_name,
        CASE WHEN check_name = 'score_first_slot_permuted' THEN hits / n_decisions
