@@ -236,17 +236,19 @@ def sql_command(
                                        "or parquet; outside the warehouse) instead of to stdout."),
     max_rows: int = typer.Option(40, "--max-rows", metavar="N", help="Rows the table shows; it says how many "
                                  "more there are."),
-    allow_write: bool = typer.Option(False, "--allow-write", help="Also accept COPY ... TO '<file>' with the file "
-                                     "outside the warehouse."),
+    allow_write: bool = typer.Option(False, "--allow-write", hidden=True, help="Gone: sql runs no COPY; "
+                                     "--out writes the result (kept to say so in one line)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Interrupt the query after "
+                                            "SECONDS (exit 2) [default: no limit]."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Query the whole warehouse (read-only); prints the result.
 
     Views: cases (one row per answered question), errors (rows that failed), decisions (both),
     runs (one row per committed run), slice_sets. Columns: docs/schema.md. The query is one
-    statement that reads (SELECT, WITH, DESCRIBE, SUMMARIZE, EXPLAIN); COPY, EXPORT, ATTACH,
-    INSTALL, LOAD, SET, CREATE and several statements at once are refused (exit 2). A damaged
-    run is left out, with a warning naming it.
+    statement that reads (SELECT, WITH, PIVOT, DESCRIBE, SUMMARIZE, EXPLAIN), run as a subquery so
+    nothing else can run: COPY, EXPORT, ATTACH, INSTALL, LOAD, SET, CREATE and several statements
+    are refused (exit 2); --out is the only writer. A damaged run is left out, with a warning.
 
     \b
     Examples:
@@ -256,22 +258,20 @@ def sql_command(
     from laya_cases.sql_guard import check_output, check_query
 
     wh = warehouse_of(warehouse)
-    kind = check_query(query, wh.root, allow_write)
+    text = check_query(query, wh.root, allow_write)
+    if timeout is not None and not 0 < timeout < 1e9:
+        raise UsageError("--timeout must be a number of seconds > 0, got %r" % timeout)
     con = connect_all(wh, functions=listing.uses_library(query))
-    if kind.name == "COPY":              # the user's own COPY (--allow-write) runs as written
-        result = listing.user_query(con, query)
-        console.check_format(fmt)
-        console.print_result(*listing.fetch(result), fmt)
-        return
-    rel = listing.user_relation(con, query)
-    console.check_sql_output(fmt, out, max_rows)   # after the query's own errors, before its rows are read
-    if out is not None:
-        n = listing.write_result(con, rel, fmt, check_output(out, wh.root))
-        console.note("wrote %d row(s) to %s" % (n, out))
-    elif fmt == "table":
-        console.print_head(*listing.head(con, rel, max_rows))
-    else:
-        console.write_bytes(listing.result_chunks(con, rel, fmt))
+    with listing.time_limit(con, timeout):
+        rel = listing.user_relation(con, text)
+        console.check_sql_output(fmt, out, max_rows)   # after the query's own errors, before its rows are read
+        if out is not None:
+            n = listing.write_result(con, rel, fmt, check_output(out, wh.root))
+            console.note("wrote %d row(s) to %s" % (n, out))
+        elif fmt == "table":
+            console.print_head(*listing.head(con, rel, max_rows))
+        else:
+            console.write_bytes(listing.result_chunks(con, rel, fmt))
 
 
 def connect_all(wh, functions: bool = True):

@@ -116,9 +116,9 @@ class Store:
         slice_sets) as a polars DataFrame."""
         from .sql_guard import check_query
 
-        check_query(query, self.root)
+        text = check_query(query, self.root)          # the read, wrapped so that nothing else can run
         con = self._connect()
-        return self._guard(lambda: _frame(con, query))
+        return self._guard(lambda: _frame(con, text))
 
     # ------------------------------------------------------------------ helpers
     def _connect(self):

@@ -2,6 +2,8 @@
 one checked user query (laya_cases/sql_guard.py). Query failures are one-line usage errors."""
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from typing import Any, List, Optional, Sequence, Tuple
 
 import duckdb
@@ -17,18 +19,29 @@ def runs(con: duckdb.DuckDBPyConnection) -> Tuple[Columns, List[Tuple[Any, ...]]
     return fetch(sqlfiles.query(con, "report/runs.sql"))
 
 
-def user_query(con: duckdb.DuckDBPyConnection, query: str):
-    """Run a query `sql_guard.check_query` accepted, in a connection that cannot install or load
-    extensions (no download, no write to ~/.duckdb, and the query cannot undo that)."""
-    con.execute("SET autoinstall_known_extensions = false")
-    con.execute("SET lock_configuration = true")
+@contextmanager
+def time_limit(con: duckdb.DuckDBPyConnection, seconds: Optional[float]):
+    """Interrupt `con`'s running query after `seconds` (None: no limit); the interrupted query's error
+    becomes one line saying so."""
+    if seconds is None:
+        yield
+        return
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        con.interrupt()
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    timer.start()
     try:
-        result = con.execute(query)
-    except duckdb.Error as exc:
-        raise UsageError("query failed: %s" % str(exc).splitlines()[0]) from None
-    if result is None:                   # '' or only comments: DuckDB returns no result
-        raise UsageError("the query contains no SQL statement")
-    return result
+        yield
+    except UsageError:
+        if fired.is_set():
+            raise UsageError("query interrupted after %g s (--timeout)" % seconds) from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def fetch(result) -> Tuple[Columns, Sequence[Tuple[Any, ...]]]:

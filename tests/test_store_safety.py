@@ -106,7 +106,7 @@ def _refused(store: Path, tmp_path: Path, *args: str, needles=()) -> None:
 
 @pytest.mark.parametrize("query,needles", [
     ("COPY (FROM cases) TO '{store}/cases/run_id=base/part-00001.parquet'", ["read-only", "COPY"]),
-    ("COPY (FROM cases) TO '{tmp}/out.csv'", ["--allow-write"]),
+    ("COPY (FROM cases) TO '{tmp}/out.csv'", ["read-only", "COPY", "--out FILE"]),
     ("ATTACH '{tmp}/x.db' AS x", ["read-only", "ATTACH"]),
     ("EXPORT DATABASE '{tmp}/export'", ["read-only", "EXPORT"]),
     ("INSTALL httpfs", ["read-only"]),
@@ -124,20 +124,13 @@ def test_sql_refuses_writes_and_several_statements(store, tmp_path, query, needl
 
 
 @pytest.mark.parametrize("target", ["{store}/cases/run_id=base/part-00001.parquet", "{store}/x.csv", "{store}",
-                                    "{parent}", "s3://bucket/x.csv"], ids=["run-folder", "root-file", "root",
-                                                                           "above-root", "url"])
-def test_allow_write_never_writes_into_the_store(store, tmp_path, target):
-    query = "COPY (FROM cases) TO '%s'" % target.format(store=store, parent=store.parent)
-    _refused(store, tmp_path, query, "--allow-write")
-
-
-def test_allow_write_copies_outside_the_store(store, tmp_path):
-    before = snapshot_tree(store)
-    out = tmp_path / "it's here.csv"
-    ok("sql", "COPY (SELECT count(*) AS n FROM cases) TO '%s'" % str(out).replace("'", "''"), "--allow-write",
-       "-w", str(store))
-    assert out.read_text().splitlines() == ["n", "48"]
-    assert snapshot_tree(store) == before
+                                    "{parent}", "s3://bucket/x.csv", "{tmp}/outside.csv"],
+                         ids=["run-folder", "root-file", "root", "above-root", "url", "outside"])
+def test_allow_write_is_gone_and_says_how_to_write_a_result(store, tmp_path, target):
+    """sql runs no COPY at all now (tests/test_sql_writes.py has the routes a COPY check once missed);
+    the flag is kept so an old script gets one line naming --out."""
+    query = "COPY (FROM cases) TO '%s'" % target.format(store=store, parent=store.parent, tmp=tmp_path)
+    _refused(store, tmp_path, query, "--allow-write", needles=["--allow-write is gone", "--out FILE"])
 
 
 @pytest.mark.parametrize("query", ["SELECT count(*) AS n FROM cases", "WITH a AS (FROM runs) SELECT count(*) AS n FROM a",
