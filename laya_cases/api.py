@@ -7,6 +7,8 @@ stays light.
 """
 from __future__ import annotations
 
+import os
+
 import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
@@ -19,8 +21,11 @@ PathLike = Union[str, Path]
 def open(path: Optional[PathLike] = None) -> "Store":      # noqa: A001 -- lc.open() reads as it should
     """The warehouse at `path` (else $LAYA_CASES_WAREHOUSE, else ./warehouse). A missing directory is
     an empty warehouse (a run committed later appears); a path that is a file is a UsageError."""
+    from .objstore.url import check_warehouse
     from .warehouse import resolve_root
 
+    if path is not None or os.environ.get("LAYA_CASES_WAREHOUSE"):
+        check_warehouse(str(path) if path is not None else os.environ["LAYA_CASES_WAREHOUSE"])
     root = resolve_root(None if path is None else str(path))
     if root.exists() and not root.is_dir():
         raise UsageError("warehouse %s is not a directory" % root)

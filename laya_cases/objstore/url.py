@@ -27,6 +27,40 @@ ENV_OPTIONS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
 TABLES = ("cases", "slice_sets", "runs")
 
 
+#: a scheme a user may mean as a URL; a local directory's name never starts like this
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://|^(s3a?|delta\+[a-z0-9]+|file|https?|gs|gcs|az|abfss?|hdfs|ftp):",
+                     re.IGNORECASE)
+_SYSTEM = ("/dev", "/proc", "/sys")
+
+
+def check_warehouse(text: str) -> None:
+    """UsageError (one line) unless `text` is a local directory path or a warehouse URL laya-cases
+    supports, in its supported form: s3://bucket/prefix or delta+file:///path, no query or fragment."""
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        return
+    name = (scheme.group(1) or scheme.group(2)).lower()
+    if name == "file":
+        raise UsageError("warehouse %r: a local warehouse is a plain path (e.g. %s); a Delta one is "
+                         "delta+file:///path" % (text, text.split(":", 1)[1].lstrip("/") and "/" + text.split(":", 1)[1].lstrip("/")))
+    if name == "delta+s3":
+        raise UsageError("warehouse %r: S3 warehouses are Delta tables already: use s3://%s" % (text, text.split("://", 1)[-1]))
+    if name not in ("s3", "s3a", "delta+file"):
+        raise UsageError("warehouse %r: unsupported URL scheme %r (a directory, s3://bucket/prefix or "
+                         "delta+file:///path)" % (text, name))
+    if "?" in text or "#" in text:
+        raise UsageError("warehouse %r: a warehouse URL has no query string or fragment" % text)
+    location = parse(text)
+    if location.scheme == "s3" and "/" not in location.base[len("s3://"):]:
+        raise UsageError("warehouse %r names a bucket but no prefix: use s3://bucket/prefix" % text)
+    if location.scheme == "file":
+        local = location.base[len("file://"):]
+        if any(local == top or local.startswith(top + "/") for top in _SYSTEM):
+            raise UsageError("warehouse %r is under %s, not a place for a warehouse" % (text, local.split("/")[1] and "/" + local.split("/")[1]))
+        if os.path.exists(local) and not os.path.isdir(local):
+            raise UsageError("warehouse %r is a file, not a directory" % text)
+
+
 def is_url(text: object) -> bool:
     """Whether a --warehouse value names a table-format warehouse rather than a directory."""
     return isinstance(text, str) and bool(_URL.match(text))
@@ -73,6 +107,14 @@ def storage_options(env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     needs AWS_ALLOW_HTTP=true, which is implied by naming such an endpoint."""
     env = os.environ if env is None else env
     found = {k: env[k] for k in ENV_OPTIONS if env.get(k)}
+    endpoint = found.get("AWS_ENDPOINT_URL")
+    if endpoint is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(endpoint)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise UsageError("AWS_ENDPOINT_URL %r is not an http(s) URL with a host (e.g. http://127.0.0.1:9000)"
+                             % endpoint)
     if "AWS_REGION" not in found and "AWS_DEFAULT_REGION" in found:
         found["AWS_REGION"] = found["AWS_DEFAULT_REGION"]
     found.pop("AWS_DEFAULT_REGION", None)

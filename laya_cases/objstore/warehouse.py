@@ -25,7 +25,7 @@ from ..schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 from ..store_write import StagedRun, write_table
 from ..warehouse import CASE_FILE, Warehouse, derived_views, unknown_run_message, validate_run_id
 from . import delta
-from .url import parse
+from .url import check_warehouse, parse
 
 
 class UrlRoot(str):
@@ -40,6 +40,7 @@ class UrlRoot(str):
 
 class DeltaWarehouse(Warehouse):
     def __init__(self, root):
+        check_warehouse(str(root))                     # also for lc.open(URL), not only the CLI's -w
         self.location = parse(str(root))
         self.root = UrlRoot(self.location.name)        # type: ignore[assignment]
         self.damaged: Dict[str, str] = {}
