@@ -18,15 +18,13 @@ WAREHOUSE_PARAM = "warehouse"
 
 def _warehouse_path(text: str) -> Path:
     """`-w ""` is a mistake, not the current directory; a URL must be one the store supports, in full."""
-    from laya_cases import UsageError
-    from laya_cases.objstore.url import check_warehouse
+    from laya_cases.objstore.url import warehouse_problem
 
     if not text:
         raise typer.BadParameter("the warehouse path is empty")
-    try:
-        check_warehouse(text)
-    except UsageError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    problem = warehouse_problem(text)
+    if problem:
+        raise typer.BadParameter(problem)
     return Path(text)
 
 

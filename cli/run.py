@@ -125,16 +125,19 @@ def run_command(
     options = report.options()
     wh = warehouse_of(warehouse)
     checked = prepare_gate(gate, wh, options)         # S6.8: the policy is checked before any model loads
+    before = set(wh.incomplete_ids())
     try:
         with RowProgress("run", waiting="loading the model", enabled=not quiet) as bar:
             recorded = execute(wh, opts, progress=bar.update, on_loaded=bar.set_total)
     except RunnerCrash as crash:
         _crashed(crash, wh, crash_exit_code)
-    if _announce(recorded, wh, quiet):
+    except KeyboardInterrupt:
+        _interrupted(wh, opts.run_id, before)
+    if _announce(recorded, wh, quiet, gated=checked is not None):
         emit_report(wh, recorded.run_id, report, options, gate=checked, quiet=quiet)
 
 
-def _announce(recorded, wh, quiet: bool) -> bool:
+def _announce(recorded, wh, quiet: bool, gated: bool = False) -> bool:
     """Where the run went; True when its report follows. stdout: with --quiet the run id alone, else
     the report as `report RUN` prints it. A shard that is not the last says where the run stands
     (stderr) and has no report and no gate: the last shard reports and judges."""
@@ -144,10 +147,25 @@ def _announce(recorded, wh, quiet: bool) -> bool:
         console.note("committed shard %d/%d of run %s to %s; %s; the last shard prints the report and judges "
                      "the gates" % (recorded.shard, recorded.count, recorded.run_id, wh.root,
                                     wh.incomplete_note(recorded.run_id) or "waiting for the other shards"))
+        if gated:                # said, not dropped: this shard cannot know the other shards' flags
+            console.note("the gate flags given to this shard were not judged: it did not finish last; give them "
+                         "to the last shard, or judge the complete run with `laya-cases report %s` and the flags"
+                         % recorded.run_id)
         return False
     if not quiet:
         console.committed(recorded.run_id, wh.root, recorded.n_errors)
     return True
+
+
+def _interrupted(wh, run_id: Optional[str], before) -> None:
+    """Ctrl-C: one line saying what stays and how to continue, exit 130 (128 + SIGINT, as shells do)."""
+    started = sorted(set(wh.incomplete_ids()) - before)
+    rid = run_id if run_id and wh.run_state(run_id) == "incomplete" else (started[0] if started else None)
+    if rid is None:
+        console.note("interrupted before the first chunk was committed: nothing was written")
+    else:
+        console.note("interrupted: %s" % wh.incomplete_note(rid))
+    raise typer.Exit(130)
 
 
 def _crashed(crash, wh, crash_exit_code: Optional[int]):

@@ -31,6 +31,8 @@ def serve(
     """
     from laya_cases.serve import require, serve as run_server
 
+    if not host.strip():               # an unset $HOST must not mean every interface
+        raise UsageError("--host is empty: give an address (127.0.0.1, the default, is this machine only)")
     if not 0 < port < 65536:
         raise UsageError("--port must be in 1..65535, got %d" % port)
     require()                      # the extra, before anything is announced

@@ -139,6 +139,9 @@ def to_rows(source: Any, mapping: Mapping) -> List[Dict[str, Any]]:
 def write_jsonl(rows: Sequence[Dict[str, Any]], out: Union[str, Path]) -> Path:
     """Write rows as UTF-8 JSON Lines (one object a line, no comment line), replacing `out` whole."""
     path = Path(out)
+    if not path.name or path.is_dir():
+        raise UsageError("cannot write %r: it is a directory; name a file (e.g. %s)"
+                         % (str(out), os.path.join(str(out), "dataset.jsonl")))
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     tmp = path.with_name(".%s.%d.tmp" % (path.name, os.getpid()))
     try:

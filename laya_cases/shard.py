@@ -30,7 +30,8 @@ from . import strict
 from .decisions import DecisionBuffer, case_digest
 from .record import COMMIT_ROWS, COMMIT_SECONDS, RecordedRun, RunRecorder
 
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_SHARD = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$", re.ASCII)     # ASCII digits: not '１/２'
+
 
 
 def parse_shard(text: Any) -> Tuple[int, int]:

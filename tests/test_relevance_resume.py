@@ -130,3 +130,10 @@ def test_sigkill_mid_pair_then_rerun_finishes_only_what_was_missing(tmp_path):
         assert (tmp_path / "a" / ("%s.csv" % name)).read_bytes() == (tmp_path / "b" / ("%s.csv" % name)).read_bytes()
     for name in ("leaderboard", "scoring_summary"):
         assert _rows(tmp_path / "a" / ("%s.csv" % name)) == _rows(tmp_path / "b" / ("%s.csv" % name))
+    # items per second over one clock: the resumed part's 8 items over the resumed part's duration (it was all
+    # 12 items over the resumed part's duration, a rate no part of the run had)
+    facts = json.loads(store.connect(["rel-slow-en"]).execute("SELECT settings_json FROM runs").fetchone()[0])["relevance"]
+    assert facts["items"] == 8
+    with open(tmp_path / "b" / "leaderboard.csv", newline="") as handle:
+        (row,) = [r for r in csv.DictReader(handle) if r["language"] == "en"]
+    assert row["n_items"] == "12" and float(row["items_per_second"]) == round(8 / facts["duration_seconds"], 4)

@@ -239,6 +239,7 @@ def test_a_shard_that_is_not_the_last_prints_where_the_run_stands(tmp_path):
                  "--json", str(tmp_path / "q.json"), "--min-accuracy", "0.1")
     assert first.exit_code == 0 and first.stdout == "" and not (tmp_path / "q.json").exists()
     assert "committed shard 2/2 of run Q" in first.stderr and "shard 1 of 2 is missing" in first.stderr
+    assert "the gate flags given to this shard were not judged" in first.stderr     # said, not dropped
     quiet = _cli("run", str(SUPPORT), "--model", "shard-double", "--shard", "1/2", "--run-id", "Q", "-w", w, "-q")
     assert quiet.exit_code == 0 and quiet.stdout == "Q\n"
     _one_line(_cli("run", str(SUPPORT), "--model", "shard-double", "--shard", "1/2", "--run-id", "Q", "-w", w),

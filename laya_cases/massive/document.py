@@ -149,7 +149,7 @@ def read(path: str) -> Dict[str, Any]:
     try:
         with open(path, "r", encoding="utf-8") as handle:
             doc = json.load(handle)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:       # RecursionError: nested too deep to read
         raise UsageError("%s cannot be read as JSON: %s" % (path, shorten(str(exc), 200))) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list) or not doc["cases"]:
         raise UsageError("%s is not a harness document: it needs a non-empty 'cases' list (export it with "

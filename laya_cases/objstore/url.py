@@ -61,6 +61,15 @@ def check_warehouse(text: str) -> None:
             raise UsageError("warehouse %r is a file, not a directory" % text)
 
 
+def warehouse_problem(text: str) -> Optional[str]:
+    """check_warehouse's message for `text`, or None when it names a warehouse."""
+    try:
+        check_warehouse(text)
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
 def is_url(text: object) -> bool:
     """Whether a --warehouse value names a table-format warehouse rather than a directory."""
     return isinstance(text, str) and bool(_URL.match(text))

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import UsageError, bundled
+from .. import UsageError, bundled, shorten
 from ..dataset import Row
 from . import FIRST_SLOT, LEVELS, SLOT0, SLOT0_SIZES, SLOT0_TEXTS
 
@@ -31,8 +31,8 @@ def load(path: Optional[Path] = None) -> Tuple[str, List[Row]]:
     path = Path(path) if path is not None else STATES
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError("%s cannot be read: %s" % (path, exc)) from None
+    except (OSError, ValueError, RecursionError) as exc:       # RecursionError: nested too deep to read
+        raise UsageError("%s cannot be read: %s" % (path, shorten(str(exc), 200))) from None
     states = doc.get("states") if isinstance(doc, dict) else None
     instructions = doc.get("instructions") if isinstance(doc, dict) else None
     if not isinstance(states, list) or len(states) < 2 or not isinstance(instructions, str) or not instructions:

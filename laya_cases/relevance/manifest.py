@@ -123,8 +123,8 @@ def load_manifest(path: str, root_option: Optional[str] = None) -> Manifest:
             doc = json.load(handle)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError("--manifest %s cannot be read: %s" % (shorten(path), exc)) from None
-    except ValueError as exc:
-        raise UsageError("--manifest %s is not valid JSON: %s" % (shorten(path), exc)) from None
+    except (ValueError, RecursionError) as exc:        # RecursionError: nested too deep to read
+        raise UsageError("--manifest %s is not valid JSON: %s" % (shorten(path), shorten(str(exc), 200))) from None
     if not isinstance(doc, dict):
         raise UsageError("%s: a manifest is a JSON object" % path)
     if doc.get("format") != FORMAT:

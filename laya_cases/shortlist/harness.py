@@ -77,9 +77,8 @@ def execute(wh: Warehouse, opts: ShortlistOptions, *, runner: Optional[Runner] =
 
     `runner`, `embed` and `embedder_id` replace the loading by name (tests, scripted doubles).
     """
-    if opts.tournament:
-        R.check_group_size(opts.group_size)
-    else:
+    R.check_group_size(opts.group_size)          # checked with or without --tournament: a bad value is a mistake
+    if not opts.tournament:
         R.check_k(opts.k)
     run_opts = run_mod.RunOptions(dataset=opts.dataset, model=opts.model, run_id=opts.run_id, device=opts.device)
     run_mod.check_options(run_opts)

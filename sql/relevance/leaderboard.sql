@@ -12,7 +12,7 @@ SELECT m.model_id, m.language, m.n AS n_items,
        round(m.matthews_corrcoef, 4) AS matthews_corrcoef, round(m.unparsed_rate, 4) AS unparsed_rate,
        m.truncated,
        round(r.duration_seconds, 4) AS duration_seconds,
-       round(lc_rel_div(m.n, r.duration_seconds), 4) AS items_per_second,
+       round(lc_rel_div(coalesce(r.items, m.n), r.duration_seconds), 4) AS items_per_second,   -- one clock
        r.runtime, r.generation_mode, r.package_version,
        round(r.throughput_items_per_second, 4) AS throughput_items_per_second, r.peak_vram_bytes,
        r.model_revision,

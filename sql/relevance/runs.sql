@@ -4,8 +4,9 @@
 -- input: runs
 -- params: run_ids (the selected run ids, a VARCHAR list)
 -- output: run_id, model_id, language, mode, benchmark_sha256, prompt_sha256, model_revision, runtime,
---         generation_mode, package_version, duration_seconds, throughput_items_per_second, peak_vram_bytes,
---         decision_rule
+--         generation_mode, package_version, duration_seconds, items (scored by the process whose clock
+--         duration_seconds is: after --resume, the resumed part only), throughput_items_per_second,
+--         peak_vram_bytes, decision_rule
 SELECT run_id,
        json_extract_string(settings_json, '$.relevance.model_name') AS model_id,
        json_extract_string(settings_json, '$.relevance.language') AS language,
@@ -17,6 +18,7 @@ SELECT run_id,
        json_extract_string(settings_json, '$.relevance.generation_mode') AS generation_mode,
        json_extract_string(settings_json, '$.relevance.package_version') AS package_version,
        CAST(json_extract(settings_json, '$.relevance.duration_seconds') AS DOUBLE) AS duration_seconds,
+       CAST(json_extract(settings_json, '$.relevance.items') AS BIGINT) AS items,
        CAST(json_extract(settings_json, '$.relevance.throughput_items_per_second') AS DOUBLE)
            AS throughput_items_per_second,
        CAST(json_extract(settings_json, '$.relevance.peak_vram_bytes') AS BIGINT) AS peak_vram_bytes,
