@@ -172,7 +172,7 @@ def _run() -> int:
     except UsageError as exc:                          # outside a command callback (they have their own)
         console.note(str(exc))
         return 2
-    except (KeyboardInterrupt, click_errors.Abort):   # Ctrl-C elsewhere than in `run` (which says more)
+    except KeyboardInterrupt:                          # Ctrl-C elsewhere than in `run` (which says more)
         console.note("interrupted")
         return 130
     return code if isinstance(code, int) else 0

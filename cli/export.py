@@ -48,7 +48,7 @@ def export_command(
         console.note("wrote %s" % out)
 
 
-@app.command("import", short_help="Load other harnesses' logs (lm-eval, inspect) or a harness document as runs.")
+@app.command("import", short_help="Load lm-eval, inspect or harness logs as runs.")
 def import_command(
     path: Path = typer.Argument(..., metavar="PATH", help="lm-eval --log_samples output (folder or results file), "
                                 "an inspect log, a harness document (`export --format harness`) or a laya-evals "

@@ -140,7 +140,103 @@ def _footer_problems(wh, run_id: str, con: Optional[duckdb.DuckDBPyConnection] =
             footer(path, REQUIRED_COLUMNS, con)
         except Damage as exc:
             problems.append(str(exc))
+    if not problems and wh.run_state(run_id) == "complete":
+        problems.extend(_record_problems(wh, run_id, files, con))
     return problems
+
+
+#: (run file key, case file keys) -> the count problem of a committed run (None: none), per process
+_COUNTS: Dict[Tuple, Optional[str]] = {}
+
+
+def _record_problems(wh, run_id: str, files: List[Path], con) -> List[str]:
+    """The case files' records, counted from their footers (rows, and the null counts of `error` and `qid`
+    in the column statistics), against the runs row: errors = n_errors exactly, and the records without an
+    error are the n_cases cases plus at most n_rows empty rows, each with a null qid. A same-schema file
+    that is not the run's (a copy of some of its rows) breaks one of these, so every reader leaves the run
+    out, naming its files, as `check` would after decoding every page."""
+    try:
+        key = (_key(wh.run_file(run_id)),) + tuple(_key(path) for path in files)
+    except Damage as exc:
+        return [str(exc)]
+    if key not in _COUNTS:
+        _COUNTS[key] = _count_from_footers(wh, run_id, files, _cursor(con))
+    return [_COUNTS[key]] if _COUNTS[key] else []
+
+
+def _count_from_footers(wh, run_id: str, files: List[Path], cur) -> Optional[str]:
+    from .warehouse import _sql_list
+
+    try:
+        counts = cur.execute("SELECT n_cases, n_errors, n_rows FROM read_parquet(%s)"
+                             % _sql_list([str(wh.run_file(run_id))])).fetchone()
+        nulls = _null_counts(cur, files)
+    except (duckdb.Error, TypeError) as exc:
+        return "%s: unreadable (%s)" % (wh.run_entry(run_id), _first_line(exc))
+    return _verdict(wh, run_id, files, counts, nulls)
+
+
+def _null_counts(cur, files: List[Path]) -> Dict[str, Dict[str, Optional[int]]]:
+    """{file: {"error": nulls, "qid": nulls}} from the footers' column statistics (None: not recorded)."""
+    from .warehouse import _sql_list
+
+    out: Dict[str, Dict[str, Optional[int]]] = {}
+    for name, column, nulls in cur.execute(
+            "SELECT file_name, path_in_schema, CASE WHEN bool_or(stats_null_count IS NULL) THEN NULL "
+            "ELSE sum(stats_null_count) END FROM parquet_metadata(%s) WHERE path_in_schema IN ('error', 'qid') "
+            "GROUP BY ALL" % _sql_list([str(p) for p in files])).fetchall():
+        out.setdefault(name, {})[column] = None if nulls is None else int(nulls)
+    return out
+
+
+def _verdict(wh, run_id: str, files: List[Path], counts, nulls) -> Optional[str]:
+    n_cases, n_errors, n_rows = counts
+    total = sum(_FOOTERS[_key(path)][0] for path in files)
+    per_file = [nulls.get(str(path), {}) for path in files]
+    if n_cases is None or n_errors is None or any(f.get(c) is None for f in per_file for c in ("error", "qid")):
+        return None                                  # a writer without null counts: only `check` can tell
+    no_error, no_qid = sum(f["error"] for f in per_file), sum(f["qid"] for f in per_file)
+    empty = no_error - n_cases                        # records without an error that are not cases
+    if total - no_error == n_errors and 0 <= empty <= min(n_rows or 0, no_qid) and no_qid <= empty + n_errors:
+        return None
+    names = ", ".join(p.name for p in files[:6]) + (" and %d more" % (len(files) - 6) if len(files) > 6 else "")
+    return ("%s: its files (%s) hold %d record(s), %d with an error, the runs table says %s case(s) and %s error(s) "
+            "over %s row(s): a file that is not the run's? (`laya-cases check` decodes every page)"
+            % (wh.case_partition(run_id), names, total, total - no_error, n_cases, n_errors, n_rows))
+
+
+def prefetch_counts(wh, run_ids: List[str], con: Optional[duckdb.DuckDBPyConnection] = None) -> None:
+    """_record_problems for many committed runs in two queries (the runs rows, the case files' null
+    counts), so that `runs` over a thousand runs does not ask DuckDB two thousand times. Any failure
+    leaves the cache as it was: each run is then checked alone."""
+    from .warehouse import _sql_list
+
+    todo = {}
+    for rid in run_ids:
+        if wh.run_state(rid) != "complete":
+            continue
+        files = wh.case_files(rid)
+        try:
+            key = (_key(wh.run_file(rid)),) + tuple(_key(path) for path in files)
+            if not all(_key(p) in _FOOTERS for p in files):
+                continue
+        except Damage:
+            continue
+        if files and key not in _COUNTS:
+            todo[rid] = (key, files)
+    if not todo:
+        return
+    cur = _cursor(con)
+    try:
+        rows = {r[0]: r[1:] for r in cur.execute(
+            "SELECT run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, union_by_name = true)"
+            % _sql_list([str(wh.run_file(rid)) for rid in todo])).fetchall()}
+        nulls = _null_counts(cur, [p for _, files in todo.values() for p in files])
+    except (duckdb.Error, TypeError):
+        return
+    for rid, (key, files) in todo.items():
+        if rid in rows:
+            _COUNTS[key] = _verdict(wh, rid, files, rows[rid], nulls)
 
 
 def check(wh) -> List[str]:

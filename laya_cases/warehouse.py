@@ -212,12 +212,13 @@ class Warehouse:
         rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row. Without
         `functions` the SQL library's macros and lc_exact_total are not defined (`runs` needs none)."""
         from .sql import prepare_connection
-        from .store_check import prefetch, run_files, run_problem
+        from .store_check import prefetch, prefetch_counts, run_files, run_problem
 
         ids = []
         con = duckdb.connect()                 # reads the footers too (opening a database costs ~20-50 ms)
         wanted = self.run_ids() if run_ids is None else list(run_ids)
         prefetch([path for rid in wanted if self.run_state(rid) for path in run_files(self, rid)], con)
+        prefetch_counts(self, wanted, con)
         for rid in wanted:
             problem = run_problem(self, rid, con)
             if problem and run_ids is not None:

@@ -195,7 +195,7 @@ def test_check_lists_every_problem(damaged, tmp_path):
     extra = healthy / "cases" / "run_id=a" / "part-00001.parquet"         # rows no commit wrote
     extra.write_bytes((healthy / "cases" / "run_id=a" / "part-00000.parquet").read_bytes())
     result = invoke("check", "-w", str(healthy))
-    assert result.exit_code == 1 and "96 case(s)" in result.stdout and "says 48" in result.stdout
+    assert result.exit_code == 1 and "hold 96 record(s)" in result.stdout and "says 48 case(s)" in result.stdout
 
 
 # ---------------------------------------------------------------------------- 6. bad paths
