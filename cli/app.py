@@ -22,11 +22,38 @@ from laya_cases.warehouse import Warehouse, resolve_root
 from laya_cases_cli import console
 
 
+#: the options that write a file or folder: each is checked by laya_cases/store_paths.py before the command
+#: runs (tests/test_output_paths.py fails when a FILE/DIR option is neither here nor a declared input)
+OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--html", "--out", "--junit", "--summary"})
+
+
+def check_outputs() -> None:
+    """Refuse every output path of the running command that the store owns or that cannot be written,
+    before the command does anything (a model load, a commit)."""
+    from typer._click.globals import get_current_context
+
+    from laya_cases.store_paths import refuse_output, store_roots
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return
+    outputs = [(p, ctx.params.get(p.name)) for p in ctx.command.params
+               if OUTPUT_FLAGS.intersection(getattr(p, "opts", ())) and ctx.params.get(p.name) is not None]
+    if not outputs:
+        return
+    roots = store_roots(ctx.params.get("warehouse"))
+    for param, value in outputs:
+        flag = next(o for o in param.opts if o in OUTPUT_FLAGS)
+        refuse_output(value, flag, roots, folder=getattr(param, "metavar", None) == "DIR")
+
+
 def usage_boundary(fn):
-    """A command callback whose UsageError is the one-line message and exit 2."""
+    """A command callback whose UsageError is the one-line message and exit 2; its output paths are
+    checked first."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
+            check_outputs()
             return fn(*args, **kwargs)
         except UsageError as exc:
             console.note(str(exc))
@@ -99,6 +126,7 @@ def fail(message: str) -> NoReturn:
 def write_text(path: Optional[Path], content: str, what: str) -> None:
     if path is None:
         return
+    check_outputs()                         # again, at the write: defence in depth
     try:
         path.write_text(content, encoding="utf-8")
     except OSError as exc:

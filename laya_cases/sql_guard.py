@@ -10,12 +10,11 @@ what was refused.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import duckdb
 
-from . import UsageError, shorten
+from . import UsageError
 
 _READS = {duckdb.StatementType.SELECT, duckdb.StatementType.MULTI}     # MULTI: a PIVOT (its ENUM, then the select)
 NO_COPY = ("sql does not run COPY: write the result with --format csv|json|parquet --out FILE (outside the "
@@ -100,20 +99,9 @@ def _explained(text: str):
 
 
 def check_output(target: str, root: Path) -> str:
-    """`sql --out FILE`: the file our own COPY writes the result to, refused in, under or above the
-    warehouse and when it is a URL."""
-    if not target:
-        raise UsageError("--out: the file name is empty")
-    if "://" in target:
-        raise UsageError("--out %r: only local files may be written" % shorten(target))
-    if _inside(target, root):
-        raise UsageError("--out %r is in, under or above the warehouse %s: the store is written only by "
-                         "ingest and run" % (target, root))
+    """`sql --out FILE`: the file our own COPY writes the result to, checked as every output path is
+    (store_paths.refuse_output: not in, under or above a store, writable, no URL)."""
+    from .store_paths import refuse_output, store_roots
+
+    refuse_output(target, "--out", store_roots(str(root)))
     return target
-
-
-def _inside(target: str, root: Path) -> bool:
-    """Whether writing `target` could touch the warehouse (a path at, under or above its root)."""
-    path = os.path.realpath(os.path.expanduser(target))
-    store = os.path.realpath(str(root))
-    return path == store or path.startswith(store.rstrip(os.sep) + os.sep) or store.startswith(path + os.sep)

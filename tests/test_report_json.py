@@ -198,7 +198,8 @@ def test_cli_json_to_stdout_and_no_cases(store, tmp_path):
 
 def test_cli_json_unwritable_is_one_line(store, tmp_path):
     result = _invoke("report", "edge", "-w", str(store.root), "--json", str(tmp_path / "no" / "such" / "r.json"))
-    assert result.exit_code == 2 and result.stderr.startswith("laya-cases: cannot write report")
+    assert result.exit_code == 2 and result.stderr.startswith("laya-cases: --json ")
+    assert "r.json: cannot write there" in result.stderr
     assert len(result.stderr.splitlines()) == 1
 
 
