@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, List, Optional
 
-from . import UsageError, shorten
+from . import UsageError, shorten_path as shorten
 
 #: device files a user may name on purpose
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr")
