@@ -160,6 +160,9 @@ class Warehouse:
     # ------------------------------------------------------------------ reading
     def run_ids(self) -> List[str]:
         """Committed run ids, sorted."""
+        from .store_kind import require
+
+        require(str(self.root), "local")
         try:
             names = os.listdir(self.runs_dir)
         except (FileNotFoundError, NotADirectoryError):
@@ -170,7 +173,13 @@ class Warehouse:
                       if n.startswith(PARTITION) and (self.runs_dir / n / RUN_FILE).is_file())
 
     def has_run(self, run_id: str) -> bool:
-        return self.run_file(run_id).is_file()
+        if self.run_file(run_id).is_file():
+            return True
+        from .store_kind import delta_marked, require
+
+        if delta_marked(str(self.root)):          # not found here: is this folder another kind of store?
+            require(str(self.root), "local")
+        return False
 
     def run_state(self, run_id: str) -> Optional[str]:
         """The run's state: "complete" (committed), "incomplete" (chunks committed, no runs entry yet:
@@ -214,6 +223,9 @@ class Warehouse:
         from .sql import prepare_connection
         from .store_check import prefetch, prefetch_counts, run_files, run_problem
 
+        from .store_kind import require
+
+        require(str(self.root), "local")
         ids = []
         con = duckdb.connect()                 # reads the footers too (opening a database costs ~20-50 ms)
         wanted = self.run_ids() if run_ids is None else list(run_ids)
@@ -251,15 +263,19 @@ class Warehouse:
     def stage(self, run_id: str, resume: bool = False):
         """Write a run under _staging; commit() makes it visible; any exception discards it. With
         `resume`, take over the incomplete run `run_id` (run_progress.claim)."""
+        from .store_kind import require
         from .store_write import stage
 
+        require(str(self.root), "local")
         return stage(self, run_id, resume)
 
     def gc(self) -> Dict[str, List[str]]:
         """Remove what dead writers left: {"staging": [paths], "orphans": [paths], "moved": [paths]} (moved:
         slice sets of runs committed in the older layout, now in their own tree)."""
+        from .store_kind import require
         from .store_write import gc
 
+        require(str(self.root), "local")          # never another kind's files taken for orphans
         return gc(self)
 
     def leftovers(self) -> Dict[str, List[str]]:

@@ -55,10 +55,19 @@ class DeltaWarehouse(Warehouse):
     cases_dir = runs_dir = slice_sets_dir = staging_dir = progress_dir = property(_local_only)
 
     # ------------------------------------------------------------------ reading
+    def _own_directory(self) -> None:
+        """A delta+file:// directory that a local warehouse has written is refused (store_kind.py)."""
+        if self.location.scheme == "file":
+            from ..store_kind import require
+
+            require(self.location.base[len("file://"):], "delta", str(self.root))
+
     def run_ids(self) -> List[str]:
+        self._own_directory()
         return delta.runs(self.location).column("run_id").to_pylist()
 
     def has_run(self, run_id: str) -> bool:
+        self._own_directory()
         return delta.runs(self.location, [run_id]).num_rows > 0
 
     def run_state(self, run_id: str) -> Optional[str]:
@@ -79,6 +88,7 @@ class DeltaWarehouse(Warehouse):
         runs (a report, a diff) are read once into memory; all runs are read lazily, query by query."""
         from ..sql import prepare_connection
 
+        self._own_directory()
         runs = delta.runs(self.location, run_ids)
         pairs = list(zip(runs.column("run_id").to_pylist(), runs.column(delta.WRITER).to_pylist()))
         con = duckdb.connect()
@@ -91,7 +101,11 @@ class DeltaWarehouse(Warehouse):
             empty = schema.append(pa.field("run_id", pa.string())).empty_table()
             data = delta.committed(self.location, table, pairs)
             if data is not None and eager:
-                data = data.to_table(columns=names)
+                try:
+                    data = data.to_table(columns=names)
+                except OSError as exc:            # a data file the log names is gone or unreadable
+                    raise UsageError("warehouse %s: table %s is damaged: %s" % (
+                        self.root, table, str(exc).splitlines()[0][:300])) from None
             _register(con, view, empty if data is None else data, names)
         derived_views(con, bool(eager and not variants and runs.num_rows
                                 and "robustness" in runs.column("kind").to_pylist()))
@@ -99,6 +113,7 @@ class DeltaWarehouse(Warehouse):
 
     # ------------------------------------------------------------------ writing
     def stage(self, run_id: str, resume: bool = False):
+        self._own_directory()
         return _stage(self, run_id, resume)
 
     def gc(self) -> Dict[str, List[str]]:
@@ -106,6 +121,7 @@ class DeltaWarehouse(Warehouse):
         killed writer uploaded before its commit) once they are older than deltalake's retention (7 days,
         so a writer still uploading is never touched). Rows of writers that died between their table
         commits stay in the tables, read by no one (every reader joins through runs)."""
+        self._own_directory()
         removed: Dict[str, List[str]] = {"staging": [], "orphans": [], "moved": []}
         delta.compact_runs(self.location)
         for name in ("cases", "slice_sets", "runs"):
