@@ -168,12 +168,14 @@ def _count_from_footers(wh, run_id: str, files: List[Path], cur) -> Optional[str
     from .warehouse import _sql_list
 
     try:
-        counts = cur.execute("SELECT n_cases, n_errors, n_rows FROM read_parquet(%s)"
-                             % _sql_list([str(wh.run_file(run_id))])).fetchone()
+        found = cur.execute("SELECT run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, hive_partitioning = false)"
+                            % _sql_list([str(wh.run_file(run_id))])).fetchone()
         nulls = _null_counts(cur, files)
     except (duckdb.Error, TypeError) as exc:
         return "%s: unreadable (%s)" % (wh.run_entry(run_id), _first_line(exc))
-    return _verdict(wh, run_id, files, counts, nulls)
+    if found[0] != run_id:             # another run's runs file copied here
+        return "%s: run_id is %r, not the directory's %r" % (wh.run_file(run_id), found[0], run_id)
+    return _verdict(wh, run_id, files, found[1:], nulls)
 
 
 def _null_counts(cur, files: List[Path]) -> Dict[str, Dict[str, Optional[int]]]:
@@ -228,15 +230,16 @@ def prefetch_counts(wh, run_ids: List[str], con: Optional[duckdb.DuckDBPyConnect
         return
     cur = _cursor(con)
     try:
-        rows = {r[0]: r[1:] for r in cur.execute(
-            "SELECT run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, union_by_name = true)"
-            % _sql_list([str(wh.run_file(rid)) for rid in todo])).fetchall()}
+        by_file = {r[0]: r[1:] for r in cur.execute(
+            "SELECT filename, run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, union_by_name = true, "
+            "filename = true, hive_partitioning = false)" % _sql_list([str(wh.run_file(rid)) for rid in todo])).fetchall()}
         nulls = _null_counts(cur, [p for _, files in todo.values() for p in files])
     except (duckdb.Error, TypeError):
         return
     for rid, (key, files) in todo.items():
-        if rid in rows:
-            _COUNTS[key] = _verdict(wh, rid, files, rows[rid], nulls)
+        row = by_file.get(str(wh.run_file(rid)))
+        if row is not None and row[0] == rid:          # else checked alone, and named
+            _COUNTS[key] = _verdict(wh, rid, files, row[1:], nulls)
 
 
 def check(wh) -> List[str]:

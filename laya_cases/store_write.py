@@ -112,7 +112,13 @@ def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
 
 @contextmanager
 def commit_lock(wh: Warehouse) -> Iterator[None]:
-    with open(wh.root / ".commit.lock", "a+") as handle:
+    path = wh.root / ".commit.lock"
+    try:
+        handle = open(path, "a+")
+    except OSError as exc:
+        raise UsageError("cannot take the warehouse's commit lock %s: %s (it must be a file laya-cases "
+                         "may write)" % (path, exc.strerror or exc)) from None
+    with handle:
         lock(handle.fileno())
         try:
             yield

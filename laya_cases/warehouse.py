@@ -267,6 +267,9 @@ class Warehouse:
         from .store_write import stage
 
         require(str(self.root), "local")
+        lock = self.root / ".commit.lock"
+        if os.path.lexists(lock) and not os.path.isfile(lock):       # before anything is staged
+            raise UsageError("%s is not a file: the warehouse's commit lock must be one (remove it)" % lock)
         return stage(self, run_id, resume)
 
     def gc(self) -> Dict[str, List[str]]:

@@ -85,3 +85,26 @@ def test_every_healthy_kind_of_run_passes(store):
     wh, _ = store
     code, out, err = run_cli("runs", "-w", str(wh), "--format", "csv")
     assert code == 0 and err == "" and [line.split(",")[0] for line in out.splitlines()[1:]] == ["a", "b", "m"]
+
+
+def test_a_runs_file_swapped_with_another_runs_is_named(tmp_path):
+    """Another run's run.parquet copied into a runs entry: the run is damaged for every reader (it was a
+    traceback in `report`, and `runs` listed the other run twice)."""
+    wh = tmp_path / "wh"
+    for rid in ("a", "b"):
+        assert run_cli("ingest", str(ANSWERS), "-w", str(wh), "--run-id", rid)[0] == 0
+    (wh / "runs" / "run_id=a" / "run.parquet").write_bytes((wh / "runs" / "run_id=b" / "run.parquet").read_bytes())
+    code, _, err = run_cli("report", "a", "-w", str(wh))
+    assert code == 2 and err.splitlines() == ["laya-cases: run 'a' is damaged: %s: run_id is 'b', not the "
+                                              "directory's 'a' (see `laya-cases check`)"
+                                              % (wh / "runs" / "run_id=a" / "run.parquet")]
+    code, out, err = run_cli("runs", "-w", str(wh), "--format", "csv")
+    assert code == 0 and [line.split(",")[0] for line in out.splitlines()[1:]] == ["b"] and "'a' is damaged" in err
+
+
+def test_a_commit_lock_that_is_a_directory_is_one_line_and_nothing_is_staged(tmp_path):
+    (tmp_path / "wh" / ".commit.lock").mkdir(parents=True)
+    code, _, err = run_cli("ingest", str(ANSWERS), "-w", str(tmp_path / "wh"))
+    assert code == 2 and err.splitlines() == ["laya-cases: %s is not a file: the warehouse's commit lock must be one "
+                                              "(remove it)" % (tmp_path / "wh" / ".commit.lock")]
+    assert sorted(p.name for p in (tmp_path / "wh").iterdir()) == [".commit.lock"]
