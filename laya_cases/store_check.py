@@ -183,12 +183,25 @@ def _null_counts(cur, files: List[Path]) -> Dict[str, Dict[str, Optional[int]]]:
     from .warehouse import _sql_list
 
     out: Dict[str, Dict[str, Optional[int]]] = {}
-    for name, column, nulls in cur.execute(
+    for name, column, nulls, low, high in cur.execute(
             "SELECT file_name, path_in_schema, CASE WHEN bool_or(stats_null_count IS NULL) THEN NULL "
-            "ELSE sum(stats_null_count) END FROM parquet_metadata(%s) WHERE path_in_schema IN ('error', 'qid') "
+            "ELSE sum(stats_null_count) END, min(TRY_CAST(stats_min AS BIGINT)), max(TRY_CAST(stats_max AS BIGINT)) "
+            "FROM parquet_metadata(%s) WHERE path_in_schema IN ('error', 'qid', 'row_index') "
             "GROUP BY ALL" % _sql_list([str(p) for p in files])).fetchall():
-        out.setdefault(name, {})[column] = None if nulls is None else int(nulls)
+        if column == "row_index":
+            out.setdefault(name, {})["rows"] = None if low is None or high is None else (int(low), int(high))
+        else:
+            out.setdefault(name, {})[column] = None if nulls is None else int(nulls)
     return out
+
+
+def _rows_overlap(per_file, n_rows) -> bool:
+    """Whether the files' dataset-row ranges (row_index min..max) overlap or pass the run's rows: each
+    commit writes the records of its own rows, so one file's range never meets another's."""
+    ranges = sorted(f["rows"] for f in per_file if f.get("rows") is not None)
+    if not ranges or n_rows is None:
+        return False
+    return ranges[-1][1] >= max(n_rows, 1) or any(b[0] <= a[1] for a, b in zip(ranges, ranges[1:]))
 
 
 def _verdict(wh, run_id: str, files: List[Path], counts, nulls) -> Optional[str]:
@@ -199,7 +212,8 @@ def _verdict(wh, run_id: str, files: List[Path], counts, nulls) -> Optional[str]
         return None                                  # a writer without null counts: only `check` can tell
     no_error, no_qid = sum(f["error"] for f in per_file), sum(f["qid"] for f in per_file)
     empty = no_error - n_cases                        # records without an error that are not cases
-    if total - no_error == n_errors and 0 <= empty <= min(n_rows or 0, no_qid) and no_qid <= empty + n_errors:
+    if total - no_error == n_errors and 0 <= empty <= min(n_rows or 0, no_qid) and no_qid <= empty + n_errors \
+            and not _rows_overlap(per_file, n_rows):
         return None
     names = ", ".join(p.name for p in files[:6]) + (" and %d more" % (len(files) - 6) if len(files) > 6 else "")
     return ("%s: its files (%s) hold %d record(s), %d with an error, the runs table says %s case(s) and %s error(s) "

@@ -62,10 +62,6 @@ def test_a_foreign_file_damages_its_run_only(store, tmp_path, victim, pick, name
                % (source, PICKS[pick], foreign))
     try:
         before = snapshot_tree(wh)
-        if pick == "an-empty-row":
-            pytest.xfail("known gap (issue 27 note): a copied record of a dataset row without questions passes "
-                         "the footer counts (up to n_rows such records are the run's own) and `check`, and the "
-                         "report then loses its cases")
         code, out, err = run_cli("report", victim, "-w", str(wh))
         assert code == 2 and out == "" and len(err.splitlines()) == 1, err
         assert name in err and "run %r is damaged" % victim in err
