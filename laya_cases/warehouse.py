@@ -123,7 +123,7 @@ class Warehouse:
         from . import run_progress
 
         legacy = self.run_entry(run_id) / LEGACY_SLICE_SET_FILE
-        if legacy.is_file():
+        if _present(legacy):
             return [legacy]
         part = self.slice_set_partition(run_id)
         entry = None if self.has_run(run_id) else run_progress.read_quiet(self, run_id)
@@ -138,7 +138,7 @@ class Warehouse:
     def slice_set_file(self, run_id: str) -> Path:
         """The run's slice sets: in their own tree, or beside run.parquet in a warehouse written before."""
         legacy = self.run_entry(run_id) / LEGACY_SLICE_SET_FILE
-        return legacy if legacy.is_file() else self.slice_set_partition(run_id) / SLICE_SET_FILE
+        return legacy if _present(legacy) else self.slice_set_partition(run_id) / SLICE_SET_FILE
 
     def case_files(self, run_id: str) -> List[Path]:
         """The run's case files (*.parquet in its partition, by name; an incomplete run's committed parts);
@@ -153,6 +153,8 @@ class Warehouse:
             names = os.listdir(part)     # not glob: the root may contain [ ] * ?
         except FileNotFoundError:
             return []
+        except OSError:                  # unreadable (mode 000, a loop): named as damage by the footer check
+            return [part / CASE_FILE]
         except OSError as exc:
             raise UsageError("cannot read %s: %s" % (part, exc.strerror or exc)) from None
         return [part / n for n in sorted(names) if n.endswith(".parquet")]
@@ -170,10 +172,10 @@ class Warehouse:
         except OSError as exc:
             raise UsageError("cannot read warehouse %s: %s" % (self.root, exc.strerror or exc)) from None
         return sorted(n[len(PARTITION):] for n in names
-                      if n.startswith(PARTITION) and (self.runs_dir / n / RUN_FILE).is_file())
+                      if n.startswith(PARTITION) and _present(self.runs_dir / n / RUN_FILE))
 
     def has_run(self, run_id: str) -> bool:
-        if self.run_file(run_id).is_file():
+        if _present(self.run_file(run_id)):
             return True
         from .store_kind import delta_marked, require
 
@@ -307,6 +309,15 @@ class Warehouse:
         from .run_progress import resume_hint
 
         return resume_hint(self, run_id) if run_id and self.run_state(run_id) == "incomplete" else None
+
+
+def _present(path: Path) -> bool:
+    """Whether a file is there; one that cannot even be looked at (a directory of mode 000) counts as
+    there, so that the footer check names it as damage instead of every reader failing."""
+    try:
+        return path.is_file()
+    except OSError:
+        return True
 
 
 def unknown_run_message(run_id: str, root, known: List[str]) -> str:

@@ -10,6 +10,7 @@ foreign one, in runs with and without errors and empty rows.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -104,3 +105,34 @@ def test_a_commit_lock_that_is_a_directory_is_one_line_and_nothing_is_staged(tmp
     assert code == 2 and err.splitlines() == ["laya-cases: %s is not a file: the warehouse's commit lock must be one "
                                               "(remove it)" % (tmp_path / "wh" / ".commit.lock")]
     assert sorted(p.name for p in (tmp_path / "wh").iterdir()) == [".commit.lock"]
+
+
+@pytest.mark.parametrize("entry", ["runs", "cases"])
+def test_an_unreadable_entry_is_named_and_the_rest_is_read(tmp_path, monkeypatch, entry):
+    """A run directory of mode 000 (simulated: the tests run as root, which no mode stops): every look
+    inside it fails with EACCES. `runs`, `sql` and `check` name run a and read run b; `report b` works."""
+    import errno
+
+    wh = tmp_path / "wh"
+    for rid in ("a", "b"):
+        assert run_cli("ingest", str(ANSWERS), "-w", str(wh), "--run-id", rid)[0] == 0
+    locked = str(wh / entry / "run_id=a") + os.sep
+    denied = OSError(errno.EACCES, "Permission denied")
+
+    def guard(real):
+        def call(path, *args, **kwargs):
+            if str(path).startswith(locked) or str(path) + os.sep == locked and real is os.listdir:
+                raise PermissionError(denied.errno, denied.strerror, str(path))
+            return real(path, *args, **kwargs)
+        return call
+    monkeypatch.setattr(os, "stat", guard(os.stat))
+    monkeypatch.setattr(os, "listdir", guard(os.listdir))
+    code, out, err = run_cli("runs", "-w", str(wh), "--format", "csv")
+    assert code == 0 and [line.split(",")[0] for line in out.splitlines()[1:]] == ["b"], err
+    assert "run 'a' is damaged" in err and "Traceback" not in err
+    code, out, err = run_cli("sql", "SELECT DISTINCT run_id FROM cases", "-w", str(wh), "--format", "csv")
+    assert code == 0 and out.split() == ["run_id", "b"] and "Traceback" not in err
+    code, out, _ = run_cli("report", "b", "-w", str(wh))
+    assert code == 0 and out.startswith("aurc")
+    code, out, err = run_cli("check", "-w", str(wh))
+    assert code == 1 and "run_id=a" in out and "Traceback" not in err
