@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from .. import UsageError, shorten
+from .. import UsageError, shorten, shorten_path
 from ..hub import reachable
 
 FORMAT = "laya-cases-relevance-manifest/1"
@@ -124,7 +124,7 @@ def load_manifest(path: str, root_option: Optional[str] = None) -> Manifest:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError("--manifest %s cannot be read: %s" % (shorten(path), exc)) from None
     except (ValueError, RecursionError) as exc:        # RecursionError: nested too deep to read
-        raise UsageError("--manifest %s is not valid JSON: %s" % (shorten(path), shorten(str(exc), 200))) from None
+        raise UsageError("--manifest %s is not valid JSON: %s" % (shorten_path(path), shorten(str(exc), 200))) from None
     if not isinstance(doc, dict):
         raise UsageError("%s: a manifest is a JSON object" % path)
     if doc.get("format") != FORMAT:
