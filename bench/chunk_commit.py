@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from resume_double import ResumeDouble, write_dataset  # noqa: E402
-from laya_cases.run import RunOptions, execute  # noqa: E402
-from laya_cases.warehouse import Warehouse  # noqa: E402
+from laya_cases.run.execute import RunOptions, execute  # noqa: E402
+from laya_cases.store.warehouse import Warehouse  # noqa: E402
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Writes n synthetic decisions (bench/synthetic.py) into a temporary warehouse, th
 report (report.build without the cases listing, the part an engine computes) with DuckDB `--repeat`
 times (best and median seconds) and with Spark once after one warm-up report (the JVM start and the
 first query's planning are printed separately), and says whether the two JSON documents are equal
-text. Also the A/B of the seam: the same DuckDB report with laya_cases.sql's engine dispatch
+text. Also the A/B of the seam: the same DuckDB report with laya_cases.query.sql's engine dispatch
 bypassed. Peak RSS of this process (VmHWM) is printed; the Spark JVM's memory is not included.
 """
 from __future__ import annotations
@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic as S  # noqa: E402
 
-from laya_cases import report as R  # noqa: E402
-from laya_cases import sql as Q  # noqa: E402
-from laya_cases.warehouse import Warehouse  # noqa: E402
+from laya_cases.report import build as R  # noqa: E402
+from laya_cases.query import sql as Q  # noqa: E402
+from laya_cases.store.warehouse import Warehouse  # noqa: E402
 
 
 def peak_mb() -> float:
@@ -73,7 +73,7 @@ def main() -> None:
         print("peak RSS (this process): %.0f MB" % peak_mb())
         if a.skip_spark:
             return
-        from laya_cases.engines.spark import SparkConnection, session
+        from laya_cases.query.engines.spark import SparkConnection, session
 
         start = time.perf_counter()
         spark = session(a.master)

@@ -43,11 +43,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from laya_cases import pandas_probe
+    from laya_cases.interop import pandas_probe
     from laya_cases.imports import import_path
 
     pandas_probe.install()                       # as the CLI does: pyarrow need not import pandas
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     tmp = Path(tempfile.mkdtemp(prefix="import-bench-"))
     try:

@@ -26,8 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic as S  # noqa: E402
 
-from laya_cases import sql as Q  # noqa: E402
-from laya_cases.warehouse import Warehouse  # noqa: E402
+from laya_cases.query import sql as Q  # noqa: E402
+from laya_cases.store.warehouse import Warehouse  # noqa: E402
 
 COLUMNS = ["dim", "key", "level", "conf", "rows", "hits", "accepted", "cum_hits", "N"]
 

@@ -9,9 +9,9 @@ seconds and MB measured in the same run, with the load average; asserts nothing.
         [--memory-limit default 50%] [--batch-draws 1048576]
     .venv/bin/python bench/memory_bench.py --rounded 1000000 [--distinct 1000000]   # synthetic stores, in /tmp
 
-`--memory-limit default` leaves $LAYA_CASES_MEMORY_LIMIT unset (laya_cases/sql.py's default); any other
+`--memory-limit default` leaves $LAYA_CASES_MEMORY_LIMIT unset (laya_cases/query/sql.py's default); any other
 value is exported as $LAYA_CASES_MEMORY_LIMIT for that child. `--batch-draws` sets
-laya_cases.resample.BATCH_DRAWS for that child (0: the module's own value).
+laya_cases.query.resample.BATCH_DRAWS for that child (0: the module's own value).
 """
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ def status_mb(key: str) -> float:
 
 
 def child(args) -> dict:
-    from laya_cases import report as R
-    from laya_cases import resample
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.report import build as R
+    from laya_cases.query import resample
+    from laya_cases.store.warehouse import Warehouse
 
     if args.batch_draws:
         resample.BATCH_DRAWS = args.batch_draws
@@ -70,7 +70,7 @@ def run_child(store: str, run: str, bootstrap: int, limit: str, batch_draws: int
 
 def write_store(n: int, distinct: bool, parent: Path) -> str:
     import synthetic as S
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     path = parent / ("%s_%d" % ("distinct" if distinct else "rounded", n))
     S.write_run(Warehouse(str(path)), "bench", S.decisions(n, distinct=distinct))

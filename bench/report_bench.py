@@ -38,8 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic as S  # noqa: E402
 
-from laya_cases import report as R  # noqa: E402
-from laya_cases.warehouse import Warehouse  # noqa: E402
+from laya_cases.report import build as R  # noqa: E402
+from laya_cases.store.warehouse import Warehouse  # noqa: E402
 
 EDGES = np.array([i / 15 for i in range(16)])
 
@@ -156,7 +156,7 @@ def child(args) -> dict:
 def child_json(args) -> dict:
     """`report` of the run in args.store as the CLI does it: text only, --json --no-cases, --json with
     cases (streamed; the file's size and MB/s)."""
-    from laya_cases import answer_helper, report_json
+    from laya_cases.report import answer_helper, stream as report_json
 
     wh = Warehouse(args.store)
     R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
@@ -192,7 +192,7 @@ def child_floor(args) -> dict:
     level_cells (the rows `levels` sorts), then, timed, DuckDB sorting them by (group, -confidence) and
     nothing else, within the report's memory limit; and numpy argsort of the run's confidences alone
     (one group, no payload)."""
-    from laya_cases import catalogue
+    from laya_cases.query import catalogue
 
     con = Warehouse(args.store).connect(["bench"])
     catalogue.materialize_all(con, catalogue.build_order(["level_cells"], ("pipeline",)), {"run_id": "bench"})
@@ -213,7 +213,7 @@ INGEST_RSS_COPIES = 10        # the memory check's file: this many copies of the
 def child_ingest(args) -> dict:
     """json.loads of every line of the answers file, then `ingest` of it, in this process (kind "large":
     only `ingest` of the larger file, for its peak RSS)."""
-    from laya_cases.ingest import ingest
+    from laya_cases.record.ingest.answers import ingest
 
     if args.kind == "large":
         t = time.perf_counter()

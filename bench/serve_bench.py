@@ -22,7 +22,7 @@ import synthetic  # noqa: E402
 
 
 def build(root: Path, rows: int) -> None:
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(root)
     if wh.has_run("big"):
@@ -42,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     from starlette.testclient import TestClient
 
-    from laya_cases.serve import create_app
+    from laya_cases.views.serve import create_app
 
     root = args.keep or Path(tempfile.mkdtemp(prefix="serve-bench-")) / "wh"
     build(root, args.rows)

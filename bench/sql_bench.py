@@ -7,7 +7,7 @@ Builds a store of N synthetic decisions (bench/synthetic.py) in --warehouse (def
 query below as a user runs it (`laya-cases sql QUERY --max-rows 40`, a fresh process, median of --runs)
 next to `python -c "import duckdb"`, and prints what the table's last line said (the count of the rest,
 or that it was not counted). The table reads its rows with the LIMIT planned into the query; the rest is
-counted only when DuckDB's plan for the count streams, or reads at most laya_cases.listing.COUNT_ROWS rows
+counted only when DuckDB's plan for the count streams, or reads at most laya_cases.query.listing.COUNT_ROWS rows
 (docs/sql.md section 8). Prints the load average: compare numbers of one run, not of different runs.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ QUERIES = [
 def build(path: Path, rows: int) -> float:
     sys.path.insert(0, str(ROOT / "bench"))
     import synthetic as S
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     start = time.perf_counter()
     S.write_run(Warehouse(path), "bench", S.decisions(rows))

@@ -36,7 +36,7 @@ def timed(argv) -> tuple:
 def build_store(path: Path, rows: int) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     import synthetic as S
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     S.write_run(Warehouse(path), "bench", S.decisions(rows))
 

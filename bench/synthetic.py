@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from laya_cases.schema import DECISION_SCHEMA, SCHEMA_VERSION
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.schema import DECISION_SCHEMA, SCHEMA_VERSION
+from laya_cases.store.warehouse import Warehouse
 
 LANGUAGES = np.array(["en", "de", "fr", "es", "zh", "ja"])
 MODELS = np.array(["english", "multilingual"])

@@ -17,12 +17,12 @@ from typing import NoReturn, Optional
 import typer
 from typer.core import TyperGroup
 
-from laya_cases import UsageError
-from laya_cases.warehouse import Warehouse, resolve_root
+from laya_cases.core.errors import UsageError
+from laya_cases.store.warehouse import Warehouse, resolve_root
 from laya_cases_cli import console
 
 
-#: the options that write a file or folder: each is checked by laya_cases/store_paths.py before the command
+#: the options that write a file or folder: each is checked by laya_cases/store/outputs.py before the command
 #: runs (tests/test_output_paths.py fails when a FILE/DIR option is neither here nor a declared input)
 OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--html", "--out", "--junit", "--summary"})
 
@@ -32,7 +32,7 @@ def check_outputs() -> None:
     before the command does anything (a model load, a commit)."""
     from typer._click.globals import get_current_context
 
-    from laya_cases.store_paths import refuse_output, store_roots
+    from laya_cases.store.outputs import refuse_output, store_roots
 
     ctx = get_current_context(silent=True)
     if ctx is None:
@@ -107,7 +107,7 @@ app = _App(
 
 def _print_version(value: bool) -> None:
     if value:
-        from laya_cases import __version__
+        from laya_cases.core.version import __version__
         console.out("laya-cases %s" % __version__)
         raise typer.Exit(0)
 
@@ -164,7 +164,7 @@ def main() -> None:
     """Entry point. A usage error from argument parsing is one line and exit 2, like every other."""
     import sys
 
-    from laya_cases import pandas_probe
+    from laya_cases.interop import pandas_probe
 
     pandas_probe.install()                  # no command needs pyarrow's pandas import (~0.3 s of CPU)
     register_commands(sys.argv[1:])

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from laya_cases import UsageError
+from laya_cases.core.errors import UsageError
 
 #: key -> (click parameter name, kind): the settings a team keeps in its repository
 KEYS: Dict[str, Tuple[str, str]] = {

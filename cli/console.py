@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from laya_cases import UsageError      # catalogue and report: imported where used (`runs` starts faster)
+from laya_cases.core.errors import UsageError      # catalogue and report: imported where used (`runs` starts faster)
 
 FORMATS = ("table", "csv", "json")
 
@@ -61,7 +61,7 @@ def print_report(doc: Dict[str, Any], slices: Sequence[str], view: str) -> None:
         width, color = terminal()
         typer.echo(render(report_view(doc, slices, width), width, color), nl=False)
     else:
-        from laya_cases import report as R
+        from laya_cases.report import build as R
 
         for line in R.text_lines(doc, slices):
             out(line)
@@ -137,7 +137,7 @@ _NOTES = {"nan_dropped": "NaN, not published (S3.3)", "no_applicable_case": "no 
 def _families() -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """Metric families, in reading order (how accurate, how well calibrated, how good when selective),
     each with its metrics' names or name prefixes: the `-- family:` lines of sql/metrics/."""
-    from laya_cases import catalogue
+    from laya_cases.query import catalogue
 
     return catalogue.families()
 

@@ -1,4 +1,4 @@
-"""`laya-cases crosslingual RUN`: cross-lingual consistency of a parallel run (laya_cases.crosslingual)."""
+"""`laya-cases crosslingual RUN`: cross-lingual consistency of a parallel run (laya_cases.harness.crosslingual)."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from laya_cases import UsageError
+from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
@@ -91,7 +91,7 @@ def crosslingual_command(
       laya-cases massive run --model minilm --langs en,de,fr --per-lang 50 --data DIR --run-id xl
       laya-cases crosslingual xl --by item --limit 10
     """
-    from laya_cases import crosslingual as X
+    from laya_cases.harness import crosslingual as X
 
     if by not in X.BY:
         raise UsageError("--by must be language or item, got %r" % by)

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from laya_cases import UsageError
+from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import _App, app, warehouse_of
 from laya_cases_cli.options import WAREHOUSE
@@ -59,7 +59,7 @@ def from_hf_command(
       laya-cases dataset from-hf ./banking77 --split test --state text --label label --out b77.jsonl
       laya-cases dataset from-hf reviews.csv --state review --label stars --type score --out s.jsonl
     """
-    from laya_cases.convert import from_hf
+    from laya_cases.interop.convert import from_hf
 
     if limit is not None and limit < 1:
         raise UsageError("--limit must be >= 1, got %d" % limit)
@@ -84,7 +84,7 @@ def to_hf_command(
       laya-cases dataset to-hf RUN --out run-cases
     """
     from laya_cases.api import Store
-    from laya_cases.convert import run_to_hf
+    from laya_cases.interop.convert import run_to_hf
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError("--out %s exists; give a new folder" % out)
@@ -110,7 +110,7 @@ def examples_command(
     """
     import shutil
 
-    from laya_cases import bundled
+    from laya_cases.core import bundled
 
     for rel in bundled.names():
         target = out / rel

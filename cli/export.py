@@ -33,7 +33,7 @@ def export_command(
     Example:
       laya-cases export RUN --format harness --out massive.json
     """
-    from laya_cases.massive import document
+    from laya_cases.harness.massive import document
 
     if format_ not in FORMATS:
         fail("--format must be one of %s, got %r" % (", ".join(FORMATS), format_))
@@ -103,7 +103,7 @@ def export_onnx(
     """
     if out.exists() and not out.is_dir():
         fail("--out %s exists and is not a directory" % out)
-    from laya_cases.onnx_export import export
+    from laya_cases.runners.onnx_export import export
 
     try:
         meta = export(str(out), int8=int8)

@@ -1,5 +1,5 @@
 """The gate steps of gated commands (prepare, judge, finish) and the `compare` and `diff` commands.
-The gate flags are declared in options.py. Library: laya_cases/gates.py and laya_cases/diff.py.
+The gate flags are declared in options.py. Library: laya_cases/gates/runner.py and laya_cases/report/diff.py.
 
 Exit codes (S6.7): 0 every gate passed (or none was asked for), 1 a gate failed (one `FAIL:` line
 per failure on stderr), 2 a usage error (one `laya-cases:` line, nothing written).
@@ -12,9 +12,9 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from laya_cases import UsageError
-from laya_cases import gates as G
-from laya_cases.engines import check_engine
+from laya_cases.core.errors import UsageError
+from laya_cases.gates import runner as G
+from laya_cases.query.engines import check_engine
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import _REPORT_PARAMS, JUNIT, SUMMARY, WAREHOUSE
@@ -49,7 +49,7 @@ def judge(gate: G.Gate, doc: Dict[str, Any], wh=None, options=None) -> Verdict:
 def verdict(result: G.GateResult, junit: Optional[str], summary: Optional[str], title: str) -> Verdict:
     """The FAIL lines of `result` with their detail lines; the CI files written (JUnit XML replaced, the
     Markdown summary appended, as GitHub's step summary expects)."""
-    from laya_cases import gate_ci
+    from laya_cases.gates import ci as gate_ci
 
     out = Verdict(result.failures)
     out.details = gate_ci.detail_lines(result.deltas)
@@ -107,7 +107,7 @@ def compare(
     Example:
       laya-cases compare new-run --baseline eval/baseline.json --tolerance ece=0.02
     """
-    from laya_cases.report import Options
+    from laya_cases.report.build import Options
 
     options = Options(engine=check_engine(engine), spark_master=spark_master)   # runs the SQL (docs/scale.md)
     policy = G.load_policy(str(gate_policy)) if gate_policy else None
@@ -157,7 +157,7 @@ def diff(
     Example:
       laya-cases diff base int8 --by language --show 5
     """
-    from laya_cases.diff import diff as do_diff, markdown, text_lines
+    from laya_cases.report.diff import diff as do_diff, markdown, text_lines
 
     if show < 0:
         raise UsageError("--show must be >= 0, got %d" % show)
@@ -170,6 +170,6 @@ def diff(
         write_text(json_out, json.dumps(result, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "diff")
     write_text(markdown_out, markdown(result, show), "diff markdown")
     if html_out is not None:
-        from laya_cases.html.files import diff_html, write_html
+        from laya_cases.views.html.files import diff_html, write_html
         write_html(html_out, diff_html(result), "diff HTML")
     finish(result["gate"]["failures"])

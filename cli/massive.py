@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from laya_cases import UsageError
+from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import _App, app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
@@ -47,7 +47,7 @@ def dataset_command(
     Example:
       laya-cases massive dataset de-DE --rows 200 --out de.jsonl --data massive/test
     """
-    from laya_cases.massive import sampler as massive
+    from laya_cases.harness.massive import sampler as massive
 
     if rows is not None and rows < 0:
         raise UsageError("--rows must be >= 0, got %d" % rows)
@@ -144,11 +144,11 @@ def run_command(
       laya-cases massive run --model minilm --langs en,de,fr --per-lang 50 --data massive/test
       laya-cases massive run --model ckpt/ --langs all --unclamped --json massive.json
     """
-    from laya_cases.massive import document, harness as H
-    from laya_cases.run import RunnerCrash, RunOptions
-    from laya_cases.run_flags import runner_options_from_flags
+    from laya_cases.harness.massive import document, harness as H
+    from laya_cases.run.execute import RunnerCrash, RunOptions
+    from laya_cases.run.flags import runner_options_from_flags
     from laya_cases_cli.progress import RowProgress
-    from laya_cases.massive.data import parse_langs
+    from laya_cases.harness.massive.data import parse_langs
 
     spec = H.Harness(langs=parse_langs(langs), per_lang=per_lang, n_opts=n_opts, seed=seed, data=data)
     runner, extra = runner_options_from_flags(runner, runner_option, onnx=onnx, unclamped=unclamped,
@@ -192,7 +192,7 @@ def report_command(
       laya-cases massive report RUN
       laya-cases massive report RUN --regime unclamped
     """
-    from laya_cases.massive import document
+    from laya_cases.harness.massive import document
 
     wh = warehouse_of(warehouse)
     if not wh.has_run(run_id):

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional
 import typer
 
 if TYPE_CHECKING:                        # imported where used: `laya-cases runs` needs no report code
-    from laya_cases.report_request import ReportRequest
+    from laya_cases.report.request import ReportRequest
 
 WAREHOUSE_PARAM = "warehouse"
 
 
 def _warehouse_path(text: str) -> Path:
     """`-w ""` is a mistake, not the current directory; a URL must be one the store supports, in full."""
-    from laya_cases.objstore.url import warehouse_problem
+    from laya_cases.store.delta.url import warehouse_problem
 
     if not text:
         raise typer.BadParameter("the warehouse path is empty")
@@ -96,7 +96,7 @@ _GATE_PARAMS = [
 
 
 def _report_request(v) -> ReportRequest:
-    from laya_cases.report_request import ReportRequest
+    from laya_cases.report.request import ReportRequest
 
     return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
                          score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
@@ -106,8 +106,8 @@ def _report_request(v) -> ReportRequest:
 
 
 def _gate_request(v):
-    """A laya_cases.gates.GateRequest (imported here: the gates import pyarrow, which `runs` does not need)."""
-    from laya_cases import gates as G
+    """A laya_cases.gates.runner.GateRequest (imported here: the gates import pyarrow, which `runs` does not need)."""
+    from laya_cases.gates import runner as G
 
     return G.GateRequest(mins=v["min_pairs"] or (), maxs=v["max_pairs"] or (), min_accuracy=v["min_accuracy"],
                          max_ece=v["max_ece"], baseline=v["baseline"], tolerances=v["tolerance_pairs"] or (),

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from laya_cases import UsageError
+from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
@@ -61,9 +61,9 @@ def presentation_command(
       laya-cases presentation --model convaiinnovations/laya --json presentation.json
       laya-cases presentation --run 20261201T031500-1a2b3c
     """
-    from laya_cases.presentation import checks
-    from laya_cases.presentation.harness import execute
-    from laya_cases.run import RunnerCrash
+    from laya_cases.harness.presentation import checks
+    from laya_cases.harness.presentation.harness import execute
+    from laya_cases.run.execute import RunnerCrash
 
     wh = warehouse_of(warehouse)
     if run is not None:

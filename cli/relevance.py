@@ -41,7 +41,7 @@ def languages_command(data: Optional[str] = DATA, manifest: Optional[str] = MANI
     Example:
       laya-cases relevance languages --manifest data/relevance/xquad_r_relevance.json
     """
-    from laya_cases.relevance import manifest as M
+    from laya_cases.harness.relevance import manifest as M
 
     bench = M.open_benchmark(data, manifest, data_root)
     rows = M.inventory(bench, _langs(langs))
@@ -84,8 +84,8 @@ def run_command(
       laya-cases relevance run --data ../shared/data/xquad_r_relevance --model smollm2 --limit 40
       laya-cases relevance run --data DIR --model smollm2 --runner hf-generate --template prompt.txt
     """
-    from laya_cases.relevance.bench import BenchOptions, run_benchmark
-    from laya_cases.run import parse_runner_options
+    from laya_cases.harness.relevance.bench import BenchOptions, run_benchmark
+    from laya_cases.run.execute import parse_runner_options
 
     opts = BenchOptions(data=data, manifest=manifest, data_root=data_root, model=model, runner=runner, name=name,
                         langs=_langs(langs), template=str(template) if template else None, run_id=run_id,
@@ -116,7 +116,7 @@ def export_command(
       laya-cases relevance export --out results/
       laya-cases relevance export --out results/ --pick-on langs:en
     """
-    from laya_cases.relevance.metrics import export
+    from laya_cases.harness.relevance.metrics import export
 
     for path in export(warehouse_of(warehouse), runs or [], str(out), pick_on=pick_on, metric=pick_metric):
         console.out(path)
@@ -137,7 +137,7 @@ def leaderboard_command(
     Example:
       laya-cases relevance leaderboard --markdown leaderboard.md
     """
-    from laya_cases.relevance import board as B
+    from laya_cases.harness.relevance import board as B
 
     result = B.leaderboard(warehouse_of(warehouse), runs or None)
     console.print_result(list(B.COLUMNS), [[r[c] for c in B.COLUMNS] for r in result["rows"]], "table")

@@ -1,5 +1,5 @@
 """The `robustness` command: variants of every case as one run (DATASET), or a committed one again (--run).
-Library: laya_cases/robustness/. Exit 0 ok, 1 a language failed or a policy rule failed, 2 a usage error."""
+Library: laya_cases/harness/robustness/. Exit 0 ok, 1 a language failed or a policy rule failed, 2 a usage error."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,9 +18,9 @@ _POLICY = typer.Option(None, "--gate-policy", metavar="FILE", help="Fail (exit 1
 
 
 def _emit(wh, run_id: str, policy, json_out: Optional[Path], markdown_out: Optional[Path]) -> None:
-    from laya_cases.robustness.render import markdown, text_lines
-    from laya_cases.robustness.report import build
-    from laya_cases.robustness.summary import strict_json
+    from laya_cases.harness.robustness.render import markdown, text_lines
+    from laya_cases.harness.robustness.report import build
+    from laya_cases.harness.robustness.summary import strict_json
 
     doc, failures = build(wh, run_id, policy)
     for line in text_lines(doc):
@@ -68,8 +68,8 @@ def robustness_command(
       laya-cases robustness en.jsonl --model minilm --run-id rob-en --json rob-en.json
       laya-cases robustness --run rob-en --gate-policy robustness-policy.json
     """
-    from laya_cases import UsageError
-    from laya_cases.robustness import gate as G
+    from laya_cases.core.errors import UsageError
+    from laya_cases.harness.robustness import gate as G
 
     if (dataset is None) == (run is None):
         raise UsageError("robustness needs a DATASET to run, or --run RUN to print a committed run (not both)")
@@ -83,8 +83,8 @@ def robustness_command(
 
 def _execute(wh, dataset: Path, *, runner_option, **options) -> str:
     from laya_cases_cli.progress import RowProgress
-    from laya_cases.robustness.execute import RobustnessOptions, execute
-    from laya_cases.run import parse_runner_options
+    from laya_cases.harness.robustness.execute import RobustnessOptions, execute
+    from laya_cases.run.execute import parse_runner_options
 
     opts = RobustnessOptions(dataset=str(dataset), runner_options=parse_runner_options(runner_option), **options)
     with RowProgress("robustness", waiting="loading the model") as bar:

@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from laya_cases import UsageError
-from laya_cases.report_request import ReportRequest
+from laya_cases.core.errors import UsageError
+from laya_cases.report.request import ReportRequest
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.gates import prepare_gate
@@ -42,7 +42,7 @@ def _with_rows(opts, rows: dict):
         raise UsageError("--run-id and --resume name different runs; --resume ID alone continues run ID")
     shard = None
     if rows["shard"] is not None:
-        from laya_cases.shard import parse_shard
+        from laya_cases.run.shard import parse_shard
 
         shard = parse_shard(rows["shard"])
         if not (resume or opts.run_id):
@@ -113,8 +113,8 @@ def run_command(
       laya-cases run data/support.jsonl --limit 4 -q       # a smoke run; prints the run id
     """
     from laya_cases_cli.progress import RowProgress
-    from laya_cases.run import RunnerCrash, RunOptions, execute
-    from laya_cases.run_flags import runner_options_from_flags
+    from laya_cases.run.execute import RunnerCrash, RunOptions, execute
+    from laya_cases.run.flags import runner_options_from_flags
 
     runner, extra = runner_options_from_flags(runner, runner_option, onnx=onnx, unclamped=unclamped,
                                               subfolder=subfolder)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from laya_cases import UsageError
+from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.options import WAREHOUSE
@@ -29,7 +29,7 @@ def serve(
     Example:
       laya-cases serve -w warehouse --port 8765
     """
-    from laya_cases.serve import require, serve as run_server
+    from laya_cases.views.serve import require, serve as run_server
 
     if not host.strip():               # an unset $HOST must not mean every interface
         raise UsageError("--host is empty: give an address (127.0.0.1, the default, is this machine only)")

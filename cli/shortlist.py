@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from laya_cases import UsageError
-from laya_cases.report_request import ReportRequest
+from laya_cases.core.errors import UsageError
+from laya_cases.report.request import ReportRequest
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.options import WAREHOUSE, report_options
@@ -47,8 +47,8 @@ def shortlist_command(
       laya-cases shortlist banking77.jsonl --model minilm --k 10 --embedder minilm
       laya-cases shortlist banking77.jsonl --model ckpt/ --tournament --group-size 16
     """
-    from laya_cases.run import RunnerCrash
-    from laya_cases.shortlist.harness import ShortlistOptions, execute
+    from laya_cases.run.execute import RunnerCrash
+    from laya_cases.harness.shortlist.harness import ShortlistOptions, execute
     from laya_cases_cli.progress import RowProgress
 
     if tournament and embedder is not None:
@@ -83,7 +83,7 @@ def banking77_command(
     Example:
       laya-cases banking77 --out b77.jsonl --every 40
     """
-    from laya_cases.shortlist import banking77
+    from laya_cases.harness.shortlist import banking77
 
     if rows is not None and rows < 1:
         raise UsageError("--rows must be >= 1, got %d" % rows)

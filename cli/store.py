@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from laya_cases import UsageError
-from laya_cases import listing
+from laya_cases.core.errors import UsageError
+from laya_cases.query import listing
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
 
 if TYPE_CHECKING:           # the report code is imported by the commands that use it: `runs` starts faster
-    from laya_cases import report as R
-    from laya_cases.report_request import ReportRequest
+    from laya_cases.report import build as R
+    from laya_cases.report.request import ReportRequest
 
 
 @app.command()
@@ -31,11 +31,11 @@ def validate(dataset: Path = typer.Argument(..., metavar="DATASET", help="Labell
     Example:
       laya-cases validate data/support.jsonl --strict
     """
-    from laya_cases import dataset as D
+    from laya_cases.core import dataset as D
 
     rows = D.load(str(dataset))
     if strict:
-        from laya_cases.strict import row_findings
+        from laya_cases.core.strict import row_findings
 
         findings = [f for row in rows for f in row_findings(str(dataset), row)]
         for finding in findings:
@@ -68,9 +68,9 @@ def ingest(
     Example:
       laya-cases ingest data/support.answers.jsonl --dataset data/support.jsonl
     """
-    from laya_cases import report as R
-    from laya_cases.ingest import ingest as do_ingest
-    from laya_cases.report_request import ReportRequest
+    from laya_cases.report import build as R
+    from laya_cases.record.ingest.answers import ingest as do_ingest
+    from laya_cases.report.request import ReportRequest
     from laya_cases_cli.gates import prepare_gate
     from laya_cases_cli.progress import RowProgress, count_rows
 
@@ -154,9 +154,9 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     """Build a committed run's report, print it as the reference prints (S4.5) or as tables, write
     JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
     failure exits 1."""
-    from laya_cases import report as R
-    from laya_cases import report_json
-    from laya_cases.report_request import build_report
+    from laya_cases.report import build as R
+    from laya_cases.report import stream as report_json
+    from laya_cases.report.request import build_report
     from laya_cases_cli.gates import finish, judge
     from laya_cases_cli.progress import StepProgress
 
@@ -178,7 +178,7 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
                              with_cases=not request.no_cases, progress=bars.step("report JSON", "cases"))
     write_text(request.markdown_out, R.markdown(doc), "markdown report")
     if request.html_out is not None:           # self-contained HTML (laya_cases/html, docs/html.md)
-        from laya_cases.html.files import save_report
+        from laya_cases.views.html.files import save_report
         save_report(request.html_out, wh, run_id, doc)
     finish(failures)
     return doc
@@ -209,14 +209,14 @@ def plot(
       laya-cases plot demo --by language --out plots
       laya-cases plot b77-k10 --kind shortlist
     """
-    from laya_cases import report as R
-    from laya_cases.plots import plot_kind, plot_report
+    from laya_cases.report import build as R
+    from laya_cases.views.plots import plot_kind, plot_report
 
     if by is not None and by not in R.DIMENSIONS:
         raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
     wh = warehouse_of(warehouse)
     wh.require_run(run_id)
-    if kind != "calibration":                    # the other kinds: laya_cases/plot_kinds.py
+    if kind != "calibration":                    # the other kinds: laya_cases/views/plot_kinds.py
         for path in plot_kind(wh, run_id, kind, out, R.check_bootstrap(bootstrap)):
             console.out(str(path))
         return
@@ -255,7 +255,7 @@ def sql_command(
       laya-cases sql "SELECT qid, avg(correct::INT) AS acc FROM cases GROUP BY 1"
       laya-cases sql "FROM cases" --format parquet --out cases.parquet
     """
-    from laya_cases.sql_guard import check_output, check_query
+    from laya_cases.query.guard import check_output, check_query
 
     wh = warehouse_of(warehouse)
     text = check_query(query, wh.root, allow_write)
@@ -318,7 +318,7 @@ def check(warehouse: Optional[Path] = WAREHOUSE) -> None:
     Example:
       laya-cases check -w warehouse
     """
-    from laya_cases.store_check import check as check_store
+    from laya_cases.store.check import check as check_store
 
     wh = warehouse_of(warehouse)
     problems = check_store(wh)

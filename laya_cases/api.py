@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
-from . import UsageError
+from laya_cases.core.errors import UsageError
 
 PathLike = Union[str, Path]
 
@@ -21,8 +21,8 @@ PathLike = Union[str, Path]
 def open(path: Optional[PathLike] = None) -> "Store":      # noqa: A001 -- lc.open() reads as it should
     """The warehouse at `path` (else $LAYA_CASES_WAREHOUSE, else ./warehouse). A missing directory is
     an empty warehouse (a run committed later appears); a path that is a file is a UsageError."""
-    from .objstore.url import check_warehouse
-    from .warehouse import resolve_root
+    from laya_cases.store.delta.url import check_warehouse
+    from laya_cases.store.warehouse import resolve_root
 
     if path is not None or os.environ.get("LAYA_CASES_WAREHOUSE"):
         check_warehouse(str(path) if path is not None else os.environ["LAYA_CASES_WAREHOUSE"])
@@ -36,7 +36,7 @@ class Store:
     """A warehouse, read-only: runs, cases, reports, diffs and plots of its committed runs."""
 
     def __init__(self, root: PathLike):
-        from .warehouse import Warehouse
+        from laya_cases.store.warehouse import Warehouse
 
         self.warehouse = Warehouse(Path(root))
 
@@ -73,7 +73,7 @@ class Store:
         """The run's report as a dict: the JSON of `laya-cases report --json` without the case list (use
         cases() for those). `slices` keeps only the named dimensions (language, model, qid, tag);
         `bootstrap` > 0 adds percentile intervals (S9.5)."""
-        from . import report as R
+        from laya_cases.report import build as R
 
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise UsageError("seed must be a non-negative integer, got %r" % (seed,))
@@ -95,15 +95,15 @@ class Store:
     def diff(self, a: str, b: str, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0) -> Dict[str, Any]:
         """Run b against run a, case by case: the dict of `laya-cases diff --json` (flips, McNemar p,
         accuracy delta with a paired bootstrap interval; `by` adds one dimension's groups)."""
-        from .diff import diff
+        from laya_cases.report.diff import diff
 
         return self._guard(lambda: diff(self.warehouse, a, b, by=by, bootstrap=bootstrap, seed=seed), a, b)
 
     def plot(self, run: str, by: Optional[str] = None) -> Dict[str, Any]:
         """{"reliability": Figure, "risk_coverage": Figure}: the pictures of `laya-cases plot`, as
         matplotlib figures (overall, or one line per group of `by`)."""
-        from . import report as R
-        from .plots import report_figures
+        from laya_cases.report import build as R
+        from laya_cases.views.plots import report_figures
 
         if by is not None and by not in R.DIMENSIONS:
             raise UsageError("by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
@@ -112,14 +112,14 @@ class Store:
     def to_hf(self, run: str):
         """The run's cases as a `datasets.Dataset` (warehouse Arrow types, plus run_id), to save or share:
         `.save_to_disk(folder)`, `.push_to_hub(name)` (docs/datasets.md)."""
-        from .convert import run_to_hf
+        from laya_cases.interop.convert import run_to_hf
 
         return run_to_hf(self, run)
 
     def sql(self, query: str):
         """A read-only query over the views of `laya-cases sql` (cases, decisions, errors, runs,
         slice_sets) as a polars DataFrame."""
-        from .sql_guard import check_query
+        from laya_cases.query.guard import check_query
 
         text = check_query(query, self.root)          # the read, wrapped so that nothing else can run
         con = self._connect()
@@ -135,7 +135,7 @@ class Store:
         return con
 
     def _build(self, run: str, options) -> Dict[str, Any]:
-        from . import report as R
+        from laya_cases.report import build as R
 
         self.warehouse.require_run(run)
         return self._guard(lambda: R.build(self.warehouse.connect([run]), run, options), run)

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 from helpers import write_jsonl
-from laya_cases import catalogue
-from laya_cases import report as R
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.query import catalogue
+from laya_cases.report import build as R
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 
 
 

@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from doubles import SingleModelDouble
 from helpers import snapshot_tree, write_jsonl
-from laya_cases import UsageError
-from laya_cases.ingest import ingest
-from laya_cases.record import RecordedRun
-from laya_cases.run import RunOptions, execute
-from laya_cases.warehouse import Warehouse
+from laya_cases.core.errors import UsageError
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.record.recorder import RecordedRun
+from laya_cases.run.execute import RunOptions, execute
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 NOUL = {"type": "noul", "instructions": "spam?"}

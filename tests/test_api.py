@@ -18,8 +18,8 @@ DATASET = ROOT / "data" / "support.jsonl"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     base = tmp_path_factory.mktemp("api")
     wh = Warehouse(base / "warehouse")
@@ -67,7 +67,7 @@ def test_frames_are_polars(wh):
 
 
 def test_report_is_the_cli_json_without_cases(wh, home):
-    from laya_cases import report as R
+    from laya_cases.report import build as R
 
     doc = wh.report("demo")
     assert "cases" not in doc
@@ -137,7 +137,7 @@ def test_an_unknown_run_id_names_the_closest_known_ids(wh, asked, hint):
 
 
 def test_unknown_run_hint_with_many_runs_says_how_many_more():
-    from laya_cases.warehouse import unknown_run_message
+    from laya_cases.store.warehouse import unknown_run_message
 
     known = ["run-%02d" % i for i in range(12)]
     assert unknown_run_message("zzz", "wh", known) == ("unknown run id 'zzz' in warehouse wh; known runs: run-07, "

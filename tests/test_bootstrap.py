@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from helpers import write_jsonl
-from laya_cases import report as R
-from laya_cases.ingest import ingest
-from laya_cases import resample
-from laya_cases.resample import IndexStream, randrange_stream, replicate_batches, replicate_weights
-from laya_cases.warehouse import Warehouse
+from laya_cases.report import build as R
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.query import resample
+from laya_cases.query.resample import IndexStream, randrange_stream, replicate_batches, replicate_weights
+from laya_cases.store.warehouse import Warehouse
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2 ** 40 + 3])

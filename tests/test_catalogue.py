@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from laya_cases import catalogue, gates as G, report as R
+from laya_cases.query import catalogue
+from laya_cases.gates import runner as G
+from laya_cases.report import build as R
 from laya_cases_cli import console as V
 from report_path import Store
 

@@ -22,7 +22,7 @@ from laya_cases.runners.base import answer_from_probs, softmax
 from laya_cases.runners.hf_base import CausalLMRunner
 from laya_cases.runners.hf_causal_choice import CHOICE_TEMPLATE, normalised
 from laya_cases.runners.hf_causal_yesno import CausalYesNoRunner
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 
 DATASET = ROOT / "data" / "support.jsonl"
 CHOICE = {"type": "choice", "instructions": "What does the customer want?",

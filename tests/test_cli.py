@@ -435,7 +435,7 @@ CLI_DIR = ROOT / "cli"
 def test_one_usage_error_boundary_wherever_the_app_is_entered():
     """Every command registered on the app passes through one boundary: a UsageError raised anywhere
     below a command is the one `laya-cases:` line and exit 2, with no hand-written handler."""
-    from laya_cases import UsageError
+    from laya_cases.core.errors import UsageError
     from laya_cases_cli.app import _App
 
     demo = _App()

@@ -41,7 +41,7 @@ def test_run_limit_and_quiet_make_a_scripted_smoke_run(tmp_path):
     import laya_cases_cli.commands  # noqa: F401
     from doubles import ExplodingRunnerDouble
     from laya_cases.runners import registry
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
     from laya_cases_cli.app import app
 
     registry.register(ExplodingRunnerDouble.name, ExplodingRunnerDouble)
@@ -67,7 +67,7 @@ def test_the_bundled_examples_ship_and_a_missing_copy_names_them(tmp_path, monke
 
     import laya_cases_cli.commands  # noqa: F401
     from helpers import ROOT
-    from laya_cases import bundled
+    from laya_cases.core import bundled
     from laya_cases_cli.app import app
 
     assert {"support.jsonl", "support.answers.jsonl", "presentation_states.json"} <= set(bundled.names())

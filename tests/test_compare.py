@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from helpers import ROOT, last_bit_rows, snapshot_tree, write_jsonl
-from laya_cases import gates as G
+from laya_cases.gates import runner as G
 from laya_cases_cli.app import app
 
 import laya

@@ -1,4 +1,4 @@
-"""Hugging Face `datasets`, pandas and polars in and out (laya_cases/convert.py, docs/datasets.md), offline:
+"""Hugging Face `datasets`, pandas and polars in and out (laya_cases/interop/convert.py, docs/datasets.md), offline:
 every source is built here, nothing is read from the Hub."""
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ pd = pytest.importorskip("pandas")
 pl = pytest.importorskip("polars")
 
 import laya_cases as lc                                    # noqa: E402
-from laya_cases import report as R                         # noqa: E402
-from laya_cases.convert import from_hf, write_jsonl       # noqa: E402
-from laya_cases.run import RunOptions, execute             # noqa: E402
+from laya_cases.report import build as R                         # noqa: E402
+from laya_cases.interop.convert import from_hf, write_jsonl       # noqa: E402
+from laya_cases.run.execute import RunOptions, execute             # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs    # noqa: E402
-from laya_cases.warehouse import Warehouse                 # noqa: E402
+from laya_cases.store.warehouse import Warehouse                 # noqa: E402
 
 INTENTS = ["refund", "cancel", "other"]
 DATA: Dict[str, List[Any]] = {

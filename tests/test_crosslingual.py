@@ -1,4 +1,4 @@
-"""Cross-lingual consistency (sql/crosslingual/, laya_cases/crosslingual.py, `laya-cases crosslingual`).
+"""Cross-lingual consistency (sql/crosslingual/, laya_cases/harness/crosslingual.py, `laya-cases crosslingual`).
 
 Two hand-computed 3 items x 3 languages grids go through ingest and the SQL; a real multi-language
 MiniLM run over MASSIVE is checked against a plain polars computation over its stored rows (slow).
@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from helpers import needs_shared_data, shared_data, write_jsonl
 
 import laya_cases_cli.commands  # noqa: F401  (registers the commands)
-from laya_cases import UsageError
-from laya_cases import crosslingual as X
-from laya_cases.warehouse import Warehouse
+from laya_cases.core.errors import UsageError
+from laya_cases.harness import crosslingual as X
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 GOLD = {"A": "x", "B": "y", "C": "z"}
@@ -144,8 +144,8 @@ LOCALES = ("en-US", "de-DE", "fr-FR", "es-ES")
 @needs_shared_data("massive", "test", "en-US.jsonl")
 def test_real_multilingual_run_matches_polars(tmp_path):
     """MiniLM over 40 parallel MASSIVE items in 4 languages; every number re-derived in polars."""
-    from laya_cases.massive import sampler as massive
-    from laya_cases.run import RunOptions, execute
+    from laya_cases.harness.massive import sampler as massive
+    from laya_cases.run.execute import RunOptions, execute
 
     rows = [r for loc in LOCALES for r in massive.rows(loc, n_rows=40, source=shared_data("massive", "test"))]
     data = write_jsonl(tmp_path / "massive4.jsonl", rows)

@@ -13,9 +13,9 @@ from typing import Any, Dict, List
 
 import pytest
 
-import laya_cases.record as record_module
+import laya_cases.record.recorder as record_module
 from helpers import cli, fixture_rows, record_to_row
-from laya_cases import report as R
+from laya_cases.report import build as R
 from report_path import Store
 from test_differential import make_set
 

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from flip_data import base_correct, rows as flip_rows, write as write_rows
 from helpers import snapshot_tree
-from laya_cases.diff import diff as do_diff
-from laya_cases.warehouse import Warehouse
+from laya_cases.report.diff import diff as do_diff
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 N = 40

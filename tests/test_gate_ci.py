@@ -1,4 +1,4 @@
-"""CI-readable gates (laya_cases/gate_ci.py, docs/ci.md): the README's CI recipe with one edited answer
+"""CI-readable gates (laya_cases/gates/ci.py, docs/ci.md): the README's CI recipe with one edited answer
 names every failing metric under its FAIL line, writes a JUnit file a JUnit parser reads (one failing case
 per failing rule, one per FAIL line) and a step summary that grows per step; docs/ci.md's workflow holds
 valid commands."""
@@ -14,7 +14,7 @@ import pytest
 import typer
 
 from helpers import ROOT
-from laya_cases import gate_ci
+from laya_cases.gates import ci as gate_ci
 from test_config import GATE, lc, project  # noqa: F401  (the README's CI recipe, one answer edited)
 
 

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from flip_data import rows as flip_rows, write as write_rows
 from helpers import T62_RULES, fixture_rows, snapshot_tree, write_jsonl
-from laya_cases import UsageError
-from laya_cases import gates as G
+from laya_cases.core.errors import UsageError
+from laya_cases.gates import runner as G
 from laya_cases_cli.app import app
 
 from laya import _eval_policy, evals, evals_cli  # the reference (dev extra)
@@ -366,7 +366,7 @@ def test_run_gates_in_s6_8_order(tmp_path, exploding_runner):
     baseline without a policy stops after evaluation and before any report file; errored cases fail
     the policy (S6.6 step 1); a threshold failure exits 1 after the report is written."""
     from helpers import SPEC_FIXTURES
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     ds = SPEC_FIXTURES / "ds_batch.jsonl"
     wh = tmp_path / "wh"
@@ -407,7 +407,7 @@ def test_relative_limit_isclose_is_the_only_epsilon_s6_6(limit, fails):
 
 def test_a_long_policy_path_keeps_its_file_name(tmp_path):
     """A path is whole in the message up to 200 characters, else its end: the file's name is never cut."""
-    from laya_cases import shorten_path
+    from laya_cases.core.errors import shorten_path
 
     deep = tmp_path / ("d" * 100) / ("e" * 100)
     deep.mkdir(parents=True)

@@ -39,7 +39,7 @@ def server(store):
     """`laya-cases serve` on a free port, in a thread; yields its base URL."""
     import uvicorn
 
-    from laya_cases.serve import create_app
+    from laya_cases.views.serve import create_app
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -102,7 +102,7 @@ def test_browser_walks_runs_run_cases_case_compare(server, store, browser, tmp_p
     page.click('button:has-text("Filter")')
     page.wait_for_url("**/cases?**")
     assert "language=en" in page.url and "outcome=incorrect" in page.url
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     con = Warehouse(store).connect(["demo"])
     wrong = con.execute("SELECT row_index, qid, confidence FROM cases WHERE language_key = 'en' AND NOT correct "

@@ -19,8 +19,8 @@ DATASET = ROOT / "data" / "support.jsonl"
 
 def make_store(base: Path) -> Path:
     """A warehouse with the bundled support run `demo` and a changed copy `other`."""
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(base / "warehouse")
     ingest(wh, str(ANSWERS), run_id="demo", dataset_path=str(DATASET))
@@ -35,9 +35,9 @@ def store(tmp_path_factory) -> Path:
 
 def render(store: Path, run_id: str = "demo", bootstrap: int = 200) -> tuple:
     """(html text, report doc) as `report --html` builds them, in process."""
-    from laya_cases import report as R
-    from laya_cases.html.files import case_summary, report_html
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.report import build as R
+    from laya_cases.views.html.files import case_summary, report_html
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(store)
     options = R.Options(coverages=[0.5], thresholds=[0.7], bootstrap=bootstrap, include_cases=False)
@@ -112,8 +112,8 @@ def test_same_run_same_bytes_also_under_row_permutation(store, tmp_path):
 
 def test_every_value_is_escaped(tmp_path):
     from helpers import record_to_row, write_jsonl
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     evil = '<script>alert("x")</script>&\'"'
     rows = [record_to_row(i, {"qid": evil, "qtype": "choice", "gold": "a", "pred": "b" if i % 2 else "a",
@@ -128,7 +128,7 @@ def test_every_value_is_escaped(tmp_path):
 def test_a_10k_case_run_gives_a_small_file(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
     import synthetic
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     synthetic.write_run(Warehouse(tmp_path / "wh"), "big", synthetic.decisions(10000, seed=1))
     text, _ = render(tmp_path / "wh", "big", bootstrap=0)

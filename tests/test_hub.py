@@ -1,11 +1,11 @@
-"""laya_cases.hub.reachable: offline mode counts only where `datasets` applies it."""
+"""laya_cases.interop.hub.reachable: offline mode counts only where `datasets` applies it."""
 from __future__ import annotations
 
 import socket
 
 import pytest
 
-from laya_cases import hub
+from laya_cases.interop import hub
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
-from laya_cases.massive import document
-from laya_cases.warehouse import Warehouse
+from laya_cases.harness.massive import document
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 LANGS = ("en", "de", "fr")

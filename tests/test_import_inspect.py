@@ -17,7 +17,7 @@ import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from helpers import ROOT
 from laya_cases.api import Store
 from laya_cases.imports import detect, import_path
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 LOGS = ROOT / "tests" / "fixtures" / "imports" / "inspect"

@@ -18,12 +18,12 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from helpers import ROOT, snapshot_tree
-from laya_cases import UsageError
-from laya_cases import sql as sqlfiles
+from laya_cases.core.errors import UsageError
+from laya_cases.query import sql as sqlfiles
 from laya_cases.api import Store
-from laya_cases.crosslingual import report as crosslingual_report
+from laya_cases.harness.crosslingual import report as crosslingual_report
 from laya_cases.imports import detect, import_path
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 LOGS = ROOT / "tests" / "fixtures" / "imports" / "lmeval"

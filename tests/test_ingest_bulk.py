@@ -1,4 +1,4 @@
-"""Column-wise ingest (laya_cases/ingest_bulk.py) stores exactly what the per-row path stores.
+"""Column-wise ingest (laya_cases/record/ingest/bulk.py) stores exactly what the per-row path stores.
 
 Every answers file here is ingested twice into one warehouse, `bulk=True` (templates + per-row
 fallback) and `bulk=False` (the per-row path only), and the two runs are compared cell by cell:
@@ -22,11 +22,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from helpers import ROOT
-from laya_cases import UsageError
-from laya_cases import ingest_bulk, record
-from laya_cases.ingest import ingest
-from laya_cases.ingest_template import Template, Unsupported
-from laya_cases.warehouse import Warehouse
+from laya_cases.core.errors import UsageError
+from laya_cases.record.ingest import bulk as ingest_bulk
+from laya_cases.record import recorder as record
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.record.ingest.template import Template, Unsupported
+from laya_cases.store.warehouse import Warehouse
 
 INPUTS = sorted((ROOT / "tests" / "golden" / "inputs").glob("*.answers.jsonl"))   # the spec fixtures' answers
 
@@ -396,7 +397,7 @@ def test_awkward_values_store_the_same_cells(tmp_path, monkeypatch, seed):
 def test_case_numbers_count_like_the_per_row_buffer():
     """CaseNumbers (10-byte digests in sorted numpy runs) numbers repeats exactly as a dict does,
     across blocks, including digests that end in NUL bytes."""
-    from laya_cases.ingest_ids import CaseNumbers, digests, from_hex, to_hex
+    from laya_cases.record.ingest.ids import CaseNumbers, digests, from_hex, to_hex
     import hashlib
     rng = random.Random(4)
     for _trial in range(60):
@@ -469,7 +470,7 @@ def test_a_late_carriage_return_reads_row_by_row_from_the_start(tmp_path, monkey
 def test_float_text_from_arrow_when_duckdb_does_not_write_repr(tmp_path, monkeypatch):
     """A DuckDB whose double -> VARCHAR is not Python's repr() is not trusted: Arrow writes the float
     text, and the cells are the same."""
-    from laya_cases.ingest_template import writes_repr
+    from laya_cases.record.ingest.template import writes_repr
     assert writes_repr(__import__("duckdb").connect())         # the DuckDB this suite runs with does
     monkeypatch.setattr(ingest_bulk, "writes_repr", lambda con: False)
     monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 20000)

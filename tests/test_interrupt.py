@@ -16,7 +16,7 @@ import pytest
 import handshake
 from helpers import ROOT
 from resume_double import LOG_ENV, write_dataset
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 
 DOUBLE = str(ROOT / "tests" / "resume_double.py")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from laya_cases import sql as Q
+from laya_cases.query import sql as Q
 
 COLUMNS = ["gid", "level", "conf", "rows", "hits", "accepted", "cum_hits", "N"]
 

@@ -20,14 +20,14 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from doubles import choice_answer
 from helpers import needs_shared_data, require_shared_data, shared_data
-from laya_cases import UsageError
-from laya_cases import report as R
-from laya_cases import sql as sqlfiles
-from laya_cases.massive import sampler
-from laya_cases.massive import data, document, metrics
+from laya_cases.core.errors import UsageError
+from laya_cases.report import build as R
+from laya_cases.query import sql as sqlfiles
+from laya_cases.harness.massive import sampler
+from laya_cases.harness.massive import data, document, metrics
 from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 MASSIVE = shared_data("massive", "test")

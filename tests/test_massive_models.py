@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401
 import laya_checkpoint
 from helpers import needs_shared_data, shared_data
-from laya_cases import report as R
-from laya_cases.massive import document, metrics
-from laya_cases.warehouse import Warehouse
+from laya_cases.report import build as R
+from laya_cases.harness.massive import document, metrics
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), needs_shared_data("massive", "test", "en-US.jsonl")]

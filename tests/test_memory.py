@@ -11,9 +11,9 @@ from array import array
 import duckdb
 import pytest
 
-from laya_cases import report as R
-from laya_cases import sql as sqlfiles
-from laya_cases.resample import quantile_levels
+from laya_cases.report import build as R
+from laya_cases.query import sql as sqlfiles
+from laya_cases.query.resample import quantile_levels
 
 
 @pytest.mark.parametrize("ram_gib, want", [(1, "50%"), (1.9, "50%"), (2, "1GiB"), (24, "1GiB"), (512, "1GiB")])

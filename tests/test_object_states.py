@@ -9,7 +9,7 @@ import pytest
 
 from helpers import needs_shared_data, shared_data
 
-from laya_cases.massive import sampler as massive
+from laya_cases.harness.massive import sampler as massive
 from laya_cases.runners.embedding import STATE_RENDERING, EmbeddingRunner, state_text
 
 needs_massive = needs_shared_data("massive", "test", "en-US.jsonl")

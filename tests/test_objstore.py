@@ -115,9 +115,9 @@ def local_report(tmp_path: Path, answers: Path, run_id: str, *extra: str) -> str
 
 # ---------------------------------------------------------------------------- tests
 def test_url_spellings_name_one_warehouse_and_bad_ones_are_one_line(tmp_path):
-    from laya_cases import UsageError
-    from laya_cases.objstore.url import is_url, parse, storage_options
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.core.errors import UsageError
+    from laya_cases.store.delta.url import is_url, parse, storage_options
+    from laya_cases.store.warehouse import Warehouse
 
     assert parse("s3://bkt/a/b/").base == parse("s3:/bkt/a/b").base == "s3://bkt/a/b"      # as Path folds it
     assert parse("S3A://bkt/x").base == "s3://bkt/x"
@@ -157,11 +157,11 @@ def test_ingest_report_sql_on_s3_equal_the_local_warehouse(s3, tmp_path):
 def test_tables_are_read_through_arrows_own_file_systems(s3, tmp_path):
     """The datasets of the runs and cases tables use Arrow's S3 / local file system, not the Python one
     deltalake builds by default: an Arrow I/O thread inside a Python file system at interpreter exit ends
-    the process with SIGABRT (laya_cases/objstore/delta.py arrow_filesystem)."""
+    the process with SIGABRT (laya_cases/store/delta/tables.py arrow_filesystem)."""
     import pyarrow.fs as pafs
 
-    from laya_cases.objstore import delta
-    from laya_cases.objstore.url import parse
+    from laya_cases.store.delta import tables as delta
+    from laya_cases.store.delta.url import parse
 
     local = "delta+file://%s" % (tmp_path / "dw")
     for url, env in ((s3["url"], env_of(s3)), (local, None)):
@@ -199,10 +199,10 @@ def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_pa
     """`run` (a scripted runner double, a chunk due after every row) commits whole on a Delta warehouse:
     the same rows and report as a local run; there is no incomplete run to --resume."""
     from doubles import ExplodingRunnerDouble, FakeClock
-    from laya_cases import UsageError
-    from laya_cases import report as R
-    from laya_cases.run import RunOptions, execute
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.core.errors import UsageError
+    from laya_cases.report import build as R
+    from laya_cases.run.execute import RunOptions, execute
+    from laya_cases.store.warehouse import Warehouse
 
     data = ROOT / "tests" / "fixtures" / "spec" / "ds_batch.jsonl"
     docs, rows = [], []
@@ -245,9 +245,9 @@ def test_eight_concurrent_writers_into_s3_all_land(s3, tmp_path):
 
 
 def _same_reports_in_process(url: str, local: Path, files: List[Path], run_ids: List[str]) -> None:
-    from laya_cases import report as R
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.report import build as R
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     remote, here = Warehouse(url), Warehouse(local)
     for rid, path in zip(run_ids, files):
@@ -261,7 +261,7 @@ def _same_reports_in_process(url: str, local: Path, files: List[Path], run_ids: 
 
 _TORN = """
 import os, signal, sys
-from laya_cases.objstore import delta
+from laya_cases.store.delta import delta
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)      # after the cases and slice sets commits, before the runs row
 delta.commit_runs_row = die
@@ -316,7 +316,7 @@ _MEET = """
 import sys
 sys.path.insert(0, "tests")
 import handshake
-from laya_cases.objstore import delta
+from laya_cases.store.delta import delta
 arrived, go = sys.argv.pop(1), sys.argv.pop(1)
 commit = delta.commit_runs_row
 def wait_then_commit(*args, **kwargs):        # both writers' cases are in before either commits its runs row

@@ -1,4 +1,4 @@
-"""Only the store writes into the store (issue 27 items 1 and 3; laya_cases/store_paths.py, cli/app.py).
+"""Only the store writes into the store (issue 27 items 1 and 3; laya_cases/store/outputs.py, cli/app.py).
 
 Every option that writes a file or folder is one of cli.app.OUTPUT_FLAGS and is checked, before the command
 does anything, by one function. The walk below fails when a FILE/DIR option is neither an output nor a

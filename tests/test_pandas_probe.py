@@ -1,4 +1,4 @@
-"""laya_cases/pandas_probe.py: ingest converts with pyarrow without importing pandas, and pyarrow sees
+"""laya_cases/interop/pandas_probe.py: ingest converts with pyarrow without importing pandas, and pyarrow sees
 pandas objects as usual once anything imports pandas. Each check runs in a fresh interpreter (the
 probe is once per process)."""
 from __future__ import annotations
@@ -30,8 +30,8 @@ def test_ingest_converts_without_importing_pandas(tmp_path):
 
     out = python("""
 import sys
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 ingest(Warehouse(%r), %r, run_id="r", bulk=True)
 import pyarrow as pa
 pa.array([1, 2]); pa.Table.from_pylist([{"a": 1}])
@@ -46,13 +46,13 @@ def test_pyarrow_sees_pandas_objects_once_pandas_is_imported(call):
     then pyarrow converts pandas objects as it does on its own."""
     as_usual = python(PANDAS_AWARE)                                  # pyarrow's own behaviour
     assert as_usual.startswith("dictionary<") and as_usual.endswith(" int64 1 1")
-    assert python("import sys\nfrom laya_cases import pandas_probe\n%s\nimport pyarrow as pa\npa.array([1])\n"
+    assert python("import sys\nfrom laya_cases.interop import pandas_probe\n%s\nimport pyarrow as pa\npa.array([1])\n"
                   "assert 'pandas' not in sys.modules\n%s" % (call, PANDAS_AWARE)) == as_usual
 
 
 def test_without_the_rearm_pyarrow_would_not():
     """The check above can fail: pyarrow, told once that pandas is missing, keeps treating a Series as a
     plain sequence (its categorical is no dictionary) unless the probe is re-armed."""
-    out = python("from laya_cases import pandas_probe\npandas_probe._After.find_spec = lambda *a, **k: None\n"
+    out = python("from laya_cases.interop import pandas_probe\npandas_probe._After.find_spec = lambda *a, **k: None\n"
                  "pandas_probe.skip()\n" + PANDAS_AWARE, check=False)
     assert out != python(PANDAS_AWARE), out

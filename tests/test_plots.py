@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from helpers import cli, fixture_rows, write_jsonl
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 
 
 def _store(tmp_path):

@@ -9,11 +9,11 @@ import pytest
 
 from helpers import ROOT, cli, write_jsonl
 from test_shortlist import T75_PREFS, T75_QUERIES, T75_ROWS, PreferenceRunnerDouble, ScriptedEmbedderDouble, _dataset
-from laya_cases import plot_kinds as PK
-from laya_cases import report as R
+from laya_cases.views import plot_kinds as PK
+from laya_cases.report import build as R
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs
-from laya_cases.shortlist.harness import ShortlistOptions, execute as shortlist_execute
-from laya_cases.warehouse import Warehouse
+from laya_cases.harness.shortlist.harness import ShortlistOptions, execute as shortlist_execute
+from laya_cases.store.warehouse import Warehouse
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -48,7 +48,7 @@ def _shortlist_store(tmp_path):
 
 
 def _robustness_store(tmp_path, wh):
-    from laya_cases.robustness.execute import RobustnessOptions, execute
+    from laya_cases.harness.robustness.execute import RobustnessOptions, execute
 
     criteria = {"refund": "money back", "cancel": "stop it", "delivery": "where is it", "other": "anything"}
     rows = [{"state": "s%d" % i, "language": lang, "questions": {"intent": {"type": "choice", "instructions": "i",
@@ -96,7 +96,7 @@ def test_languages_png_bars_are_the_reports_accuracy_interval_and_ece(tmp_path):
 
 
 def test_robustness_png_is_agreement_per_transform_and_language(tmp_path):
-    from laya_cases.robustness.summary import summarize
+    from laya_cases.harness.robustness.summary import summarize
 
     wh = Warehouse(tmp_path / "wh")
     _robustness_store(tmp_path, wh)
@@ -122,7 +122,7 @@ def test_plot_kind_usage_errors(tmp_path):
 
 def test_plots_load_no_model(tmp_path):
     wh = _shortlist_store(tmp_path)
-    code = ("import sys; from laya_cases.warehouse import Warehouse; from laya_cases.plots import plot_kind; "
+    code = ("import sys; from laya_cases.store.warehouse import Warehouse; from laya_cases.views.plots import plot_kind; "
             "wh = Warehouse(%r); [plot_kind(wh, 't75', k, __import__('pathlib').Path(%r), 200) "
             "for k in ('languages', 'shortlist')]; "
             "assert not {'torch', 'transformers', 'laya'} & set(sys.modules), sorted(sys.modules)"

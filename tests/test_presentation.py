@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT
-from laya_cases import UsageError
-from laya_cases.presentation import FIRST_SLOT, SLOT0, checks, harness, inputs
+from laya_cases.core.errors import UsageError
+from laya_cases.harness.presentation import FIRST_SLOT, SLOT0, checks, harness, inputs
 from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 
 WORTH = {"Not urgent": 0.1, "Soon": 0.5, "Work is blocked": 1.2, "moderate": 0.3, "a request": -0.4}
 

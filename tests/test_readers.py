@@ -56,8 +56,8 @@ def _rows(confidences: List[Any]) -> List[Dict[str, Any]]:
 @pytest.fixture(scope="module", params=sorted(STORES))
 def store(request, tmp_path_factory) -> Path:
     """The first id's run also leaves an orphan copy; the last id's run is in the older layout."""
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     ids = STORES[request.param]
     first, last = list(ids)[0], list(ids)[-1]
@@ -85,8 +85,8 @@ def store(request, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def expected(store) -> Dict[str, Dict[str, Any]]:
-    from laya_cases import report as R
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.report import build as R
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(store / "warehouse")
     out = {}
@@ -100,7 +100,7 @@ def expected(store) -> Dict[str, Dict[str, Any]]:
 
 
 def test_the_store_holds_the_debris_and_leftovers_names_it(store):
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(store / "warehouse")
     found = wh.leftovers()
@@ -177,8 +177,8 @@ def test_a_nan_confidence_is_seen_by_a_plain_duckdb_query(tmp_path):
     statistics that leave NaN out (duckdb/duckdb#25521), and a NaN confidence would vanish from the answer."""
     import duckdb
 
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     rows = [{"state": s, "questions": {"q": {"type": "noul"}}, "expected": {"q": True},
              "answers": {"q": {"type": "noul", "noul": 0.9, "answer_confidence": c}}}

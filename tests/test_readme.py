@@ -17,9 +17,9 @@ def _section(title: str) -> str:
 def test_the_duckdb_query_gives_the_reports_slices(tmp_path, monkeypatch):
     import duckdb
 
-    from laya_cases import report as R
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.report import build as R
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(tmp_path / "warehouse")
     ingest(wh, str(ROOT / "data" / "support.answers.jsonl"), run_id="minilm",

@@ -1,7 +1,7 @@
 """The reference's summation order without laya (issue 7 item 3; spec S6.4 (e), S9.8).
 
 Against a baseline written by laya-evals, compare re-reads ece/brier/aurc the reference's way
-(laya_cases/reference_order.py). That must not depend on laya being importable: the verdict of
+(laya_cases/query/reference_order.py). That must not depend on laya being importable: the verdict of
 the golden `compare_reference_doc` is the same with laya blocked, and our functions are bit-equal
 to laya.evals' on random inputs with ties.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from laya_cases import reference_order
+from laya_cases.query import reference_order
 
 GOLDEN = ROOT / "tests" / "golden"
 BLOCKED = ("import runpy, sys; sys.modules['laya'] = None; sys.argv = ['laya-cases'] + sys.argv[1:]; "

@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT, needs_shared_data, shared_data
-from laya_cases import UsageError
-from laya_cases.relevance import board, metrics
-from laya_cases.relevance.bench import BenchOptions, run_benchmark
+from laya_cases.core.errors import UsageError
+from laya_cases.harness.relevance import board, metrics
+from laya_cases.harness.relevance.bench import BenchOptions, run_benchmark
 from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs
 from laya_cases.runners.hf_generate import verdict_answer
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 
 
 class ScriptedScorer(Runner):
@@ -298,7 +298,7 @@ def test_template_is_refused_for_a_runner_without_prompt(tmp_path, scripted):
 
 
 def test_manifest_languages_and_errors(tmp_path):
-    from laya_cases.relevance import manifest as M
+    from laya_cases.harness.relevance import manifest as M
 
     write_language(tmp_path / "root" / "set", "en", T82)
     doc = {"format": M.FORMAT, "name": "mini", "root": "set", "languages": [{"language": "en", "path": "en.jsonl"}]}
@@ -334,7 +334,7 @@ def test_a_tie_between_yes_and_no_is_no_and_a_missing_score_is_unparsed(tmp_path
 
 @needs_shared_data("xquad_r_relevance")
 def test_the_stored_manifest_lists_the_eleven_languages_of_source_md():
-    from laya_cases.relevance import manifest as M
+    from laya_cases.harness.relevance import manifest as M
 
     bench = M.load_manifest(str(ROOT / "data" / "relevance" / "xquad_r_relevance.json"), str(shared_data()))
     inv = {r["language"]: (r["rows"], r["yes"]) for r in M.inventory(bench)}

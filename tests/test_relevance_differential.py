@@ -9,9 +9,9 @@ import random
 import duckdb
 import pytest
 
-from laya_cases import sql as S
-from laya_cases.relevance import metrics
-from laya_cases.resample import quantile_levels
+from laya_cases.query import sql as S
+from laya_cases.harness.relevance import metrics
+from laya_cases.query.resample import quantile_levels
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 GRID = [0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]

@@ -11,8 +11,8 @@ import duckdb
 import pytest
 
 from helpers import ROOT
-from laya_cases.relevance import metrics
-from laya_cases.warehouse import Warehouse
+from laya_cases.harness.relevance import metrics
+from laya_cases.store.warehouse import Warehouse
 from test_relevance import bench, scripted, write_language  # noqa: F401  (fixture)
 
 DOC = (ROOT / "docs" / "relevance.md").read_text(encoding="utf-8")

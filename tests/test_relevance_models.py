@@ -10,7 +10,7 @@ import math
 from typer.testing import CliRunner
 
 from helpers import ROOT, needs_shared_data, shared_data
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 
 MANIFEST = str(ROOT / "data" / "relevance" / "xquad_r_relevance.json")
 LANGS = "en,de,zh"

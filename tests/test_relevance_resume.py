@@ -69,9 +69,9 @@ if __name__ == "__main__":
 # ---------------------------------------------------------------------------- the test
 import pytest  # noqa: E402
 
-from laya_cases.run import RunOptions  # noqa: E402
-from laya_cases.relevance import metrics  # noqa: E402
-from laya_cases.warehouse import Warehouse  # noqa: E402
+from laya_cases.run.execute import RunOptions  # noqa: E402
+from laya_cases.harness.relevance import metrics  # noqa: E402
+from laya_cases.store.warehouse import Warehouse  # noqa: E402
 
 CHUNKED = {"resume", "commit_every"} <= {f.name for f in dataclasses.fields(RunOptions)}
 

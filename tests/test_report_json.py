@@ -1,4 +1,4 @@
-"""report --json streams its cases (laya_cases/report_json.py) and must write exactly the bytes of
+"""report --json streams its cases (laya_cases/report/stream.py) and must write exactly the bytes of
 report.dumps(doc) of the fully built document: edge floats, NaN/Infinity, nested answers, unicode,
 control characters, repeated tolerances; plus --no-cases and `--json -`."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ import struct
 import pytest
 
 from helpers import write_jsonl
-from laya_cases import report as R
-from laya_cases import report_json as RJ
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.report import build as R
+from laya_cases.report import stream as RJ
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 
 EDGE_FLOATS = [0.0, -0.0, 1e-7, 1e16, 1e15, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3,
                123456789.0, 1e22, 1e-5, 0.0001, 9007199254740993.0, math.nan, math.inf, -math.inf]
@@ -57,7 +57,7 @@ def _tricky_value(rng: random.Random, depth: int):
 
 
 def test_encode_equals_json_dumps_on_random_nested_values():
-    """The two-level path (laya_cases/report_json.py _two_levels) replaces a nested container's text
+    """The two-level path (laya_cases/report/stream.py _two_levels) replaces a nested container's text
     inside the whole answer's: strings that look like that text must stay as they are."""
     rng = random.Random(11)
     for _ in range(20000):
@@ -135,9 +135,9 @@ def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatc
 
 @pytest.mark.parametrize("helper", ["works", "dies at once", "dies after one batch"])
 def test_a_helper_process_renders_every_other_batch_to_the_same_bytes(store, tmp_path, monkeypatch, helper):
-    """laya_cases/answer_helper.py: the same bytes whether the helper renders, fails at start (every batch
+    """laya_cases/report/answer_helper.py: the same bytes whether the helper renders, fails at start (every batch
     is then rendered here) or dies mid-run; to a text stream and to a file (where it writes bytes)."""
-    from laya_cases import answer_helper
+    from laya_cases.report import answer_helper
 
     full = R.dumps(R.build(store.connect(["edge"]), "edge", R.Options()))
     monkeypatch.setattr(RJ, "BATCH", 7)

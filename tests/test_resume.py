@@ -1,6 +1,6 @@
 """Chunked commits and `laya-cases run --resume` (issue 10 item 6; the store promises of issue 15).
 
-A run commits its decisions in chunks as it goes (laya_cases/run_progress.py, docs/schema.md "Runs
+A run commits its decisions in chunks as it goes (laya_cases/store/progress.py, docs/schema.md "Runs
 committed in chunks"). These tests check that a chunked run equals a one-shot run row for row,
 that an interrupted run (a runner crash, an interrupt, SIGKILL) resumes calling the runner only for
 the rows not committed and ends equal to an uninterrupted run, that a resume of another dataset,
@@ -29,12 +29,12 @@ from doubles import FakeClock
 from helpers import ROOT, snapshot_tree
 from resume_double import LOG_ENV, ResumeDouble, write_dataset
 
-from laya_cases import UsageError
-from laya_cases import report as R
-from laya_cases.run import RunnerCrash, RunOptions, chunks, execute, signature
+from laya_cases.core.errors import UsageError
+from laya_cases.report import build as R
+from laya_cases.run.execute import RunnerCrash, RunOptions, chunks, execute, signature
 from laya_cases.runners import registry
-from laya_cases.store_check import check
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.check import check
+from laya_cases.store.warehouse import Warehouse
 
 DOUBLE = str(ROOT / "tests" / "resume_double.py")
 
@@ -63,7 +63,7 @@ def _decisions(wh: Warehouse, run_id: str) -> List[tuple]:
 
 def _calls_from(ds: Path, start: int, batch_size: int) -> int:
     """How many runner calls cover the rows from `start` on (S6.12 grouping of the whole dataset)."""
-    from laya_cases import dataset as D
+    from laya_cases.core import dataset as D
 
     rows = D.load(str(ds))
     sigs = [signature(r.questions) for r in rows]
@@ -196,7 +196,7 @@ def test_ids_are_checked_before_anything_runs(tmp_path, ds, incomplete):
         with pytest.raises(UsageError) as refused:
             _run(incomplete, ds, kw.pop("run_id", None), batch_size=3, on_error="skip", **kw)
         assert needle in str(refused.value) and more in str(refused.value), str(refused.value)
-    from laya_cases.ingest import ingest
+    from laya_cases.record.ingest.answers import ingest
 
     with pytest.raises(UsageError, match="incomplete run"):
         ingest(incomplete, str(ROOT / "data" / "support.answers.jsonl"), run_id="r")
@@ -351,8 +351,8 @@ _KILL_AT = textwrap.dedent("""
     sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
     from doubles import FakeClock, die_at_rename
     from resume_double import ResumeDouble
-    from laya_cases.run import RunOptions, execute
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.run.execute import RunOptions, execute
+    from laya_cases.store.warehouse import Warehouse
 
     root = sys.argv[3]
     die_at_rename(root, int(sys.argv[5]))
@@ -387,7 +387,7 @@ def test_a_kill_at_every_commit_step_leaves_nothing_torn_and_resumes(tmp_path):
         assert check(wh) == [] and wh.run_ids() == (["r"] if state == "complete" else [])
         if state == "incomplete":                 # what is committed reads, as an incomplete run
             R.build(wh.connect(["r"]), "r", R.Options())
-        from laya_cases.ingest import ingest
+        from laya_cases.record.ingest.answers import ingest
 
         ingest(wh, answers, run_id="other")        # the next commit removes the killed writer's staging area
         assert wh.leftovers()["staging"] == [] and not any((wh.root / "_staging").iterdir())

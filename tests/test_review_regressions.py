@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from doubles import ExplodingRunnerDouble
-from laya_cases import UsageError
-from laya_cases.run import RunOptions, execute
-from laya_cases.warehouse import Warehouse
+from laya_cases.core.errors import UsageError
+from laya_cases.run.execute import RunOptions, execute
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 CHOICE = {"type": "choice", "instructions": "i", "criteria": ["refund", "cancel"]}
@@ -76,7 +76,7 @@ def test_plot_by_a_dimension_without_groups_says_so(tmp_path):
     cases, so "has no paired cases" was a false statement; the error names the dimension, and the
     --out directory is not created for a refused plot."""
     from helpers import fixture_rows, write_jsonl
-    from laya_cases.ingest import ingest
+    from laya_cases.record.ingest.answers import ingest
 
     wh = Warehouse(tmp_path / "wh")
     ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", fixture_rows("ties.json"))), run_id="ties")

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from helpers import needs_shared_data, write_jsonl
-from laya_cases import sql as sqlfiles
-from laya_cases.robustness import variants as V
+from laya_cases.query import sql as sqlfiles
+from laya_cases.harness.robustness import variants as V
 from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 T73_20 = [2, 0, 13, 10, 16, 4, 18, 5, 17, 12, 7, 19, 8, 9, 6, 14, 11, 15, 3, 1]
@@ -479,7 +479,7 @@ def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(t
     from pathlib import Path
 
     from helpers import shared_data
-    from laya_cases.massive import sampler as massive
+    from laya_cases.harness.massive import sampler as massive
 
     ds = tmp_path / "massive-en.jsonl"
     assert massive.write("en-US", ds, n_rows=200, source=Path(shared_data("massive", "test"))) == 200

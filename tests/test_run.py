@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 from helpers import ROOT, SPEC_FIXTURES, cli, needs_shared_data, shared_data, write_jsonl
 from doubles import ExplodingRunnerDouble, FakeClock, SingleModelDouble, TimedRunnerDouble
 
-from laya_cases import UsageError
-from laya_cases import report as R
-from laya_cases.massive import sampler as massive
-from laya_cases.run import RunOptions, execute
+from laya_cases.core.errors import UsageError
+from laya_cases.report import build as R
+from laya_cases.harness.massive import sampler as massive
+from laya_cases.run.execute import RunOptions, execute
 from laya_cases.runners import registry
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 
 DS_BATCH = str(SPEC_FIXTURES / "ds_batch.jsonl")
 MASSIVE = shared_data("massive", "test")

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 import laya_checkpoint
 from helpers import ROOT
-from laya_cases import report as R
+from laya_cases.report import build as R
 from laya_cases.runners.laya_agent import LayaAgentRunner, unclamped_temperature
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # the Agent warns on out-of-range temperatures

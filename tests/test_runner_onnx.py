@@ -16,14 +16,14 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401
 from helpers import ROOT
-from laya_cases import UsageError
-from laya_cases import dataset as D
-from laya_cases.identity import file_sha256
-from laya_cases.onnx_export import INT8_NAME
-from laya_cases.run import RunOptions, execute
+from laya_cases.core.errors import UsageError
+from laya_cases.core import dataset as D
+from laya_cases.core.identity import file_sha256
+from laya_cases.runners.onnx_export import INT8_NAME
+from laya_cases.run.execute import RunOptions, execute
 from laya_cases.runners.minilm import MiniLMRunner
 from laya_cases.runners.onnx_runner import ONNXRunner
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 DATASET = ROOT / "data" / "support.jsonl"

@@ -20,14 +20,14 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401
 import tiny_models
 from helpers import ROOT, write_jsonl
-from laya_cases import report as R
-from laya_cases.run import RunOptions, execute
+from laya_cases.report import build as R
+from laya_cases.run.execute import RunOptions, execute
 from laya_cases.runners import hf_common as H
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, softmax
 from laya_cases.runners.hf_cross_encoder import CrossEncoderRunner
 from laya_cases.runners.hf_generate import parse_verdict, verdict_answer
 from laya_cases.runners.hf_nli import NLIRunner
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 DATASET = ROOT / "data" / "support.jsonl"

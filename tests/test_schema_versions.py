@@ -7,9 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from helpers import ROOT
-from laya_cases import report as R
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.report import build as R
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 
 ANSWERS = ROOT / "tests" / "golden" / "inputs" / "support.answers.jsonl"
 

@@ -28,7 +28,7 @@ def store(tmp_path_factory) -> Path:
 def client(store):
     from starlette.testclient import TestClient
 
-    from laya_cases.serve import create_app
+    from laya_cases.views.serve import create_app
 
     client = TestClient(create_app(store), raise_server_exceptions=False)
     client.app_store = store
@@ -45,7 +45,7 @@ def test_runs_page_lists_every_run_with_its_identity(client):
     for needle in ('href="/run/demo"', 'href="/run/other"', "labelled_rows_sha256", 'action="/compare"'):
         assert needle in r.text
     assert "<script" not in r.text.lower()
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     digest = Warehouse(client.app_store).connect().execute(
         "SELECT labelled_rows_sha256 FROM runs WHERE run_id = 'demo'").fetchone()[0]
@@ -72,7 +72,7 @@ def _case_rows(text: str) -> list:
 
 
 def test_cases_filters_and_keyset_paging_walk_every_matching_case_once(client, store):
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     con = Warehouse(store).connect(["demo"])
     expected = con.execute("SELECT row_index, qid FROM cases WHERE language_key = 'en' AND NOT correct "
@@ -99,7 +99,7 @@ def test_cases_filters_and_keyset_paging_walk_every_matching_case_once(client, s
 def test_case_page_shows_state_options_probabilities_and_gold(client, store):
     r = client.get("/run/demo/case?row=1&qid=intent")
     assert r.status_code == 200
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     case = Warehouse(store).connect(["demo"]).execute(
         "SELECT expected_json, options, probabilities FROM cases WHERE row_index = 1 AND qid = 'intent'").fetchone()
@@ -160,7 +160,7 @@ def test_the_fuzz_check_can_fail(client):
 
 
 def test_import_laya_cases_and_other_commands_do_not_load_starlette():
-    code = ("import sys, laya_cases, laya_cases.html, laya_cases.serve; from laya_cases_cli import commands; "
+    code = ("import sys, laya_cases, laya_cases.views.html, laya_cases.views.serve; from laya_cases_cli import commands; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')], 'loaded'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(ROOT))
 
@@ -208,9 +208,9 @@ def test_every_page_escapes_stored_values(tmp_path):
     from starlette.testclient import TestClient
 
     from helpers import record_to_row, write_jsonl
-    from laya_cases.ingest import ingest
-    from laya_cases.serve import create_app
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.views.serve import create_app
+    from laya_cases.store.warehouse import Warehouse
 
     evil = '<script>alert("x")</script>&\'"'
     rows = [record_to_row(i, {"qid": evil, "qtype": "choice", "gold": evil, "pred": "b" if i % 2 else evil,
@@ -233,8 +233,8 @@ def test_every_page_escapes_stored_values(tmp_path):
 
 
 def test_without_starlette_serve_is_one_usage_line(monkeypatch, store):
-    from laya_cases import UsageError
-    from laya_cases.serve import create_app
+    from laya_cases.core.errors import UsageError
+    from laya_cases.views.serve import create_app
 
     monkeypatch.setitem(sys.modules, "starlette", None)        # as if the serve extra were not installed
     with pytest.raises(UsageError, match=r"pip install -e '%s\[serve\]'" % re.escape(str(ROOT))):

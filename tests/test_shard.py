@@ -1,4 +1,4 @@
-"""Sharded runs: `laya-cases run DATASET --shard I/N --run-id ID` (issue 14 item 2; laya_cases/shard.py).
+"""Sharded runs: `laya-cases run DATASET --shard I/N --run-id ID` (issue 14 item 2; laya_cases/run/shard.py).
 
 N shards, in any order or at once, into one warehouse make the run an unsharded run makes (same
 decisions, case ids, slice sets, report) once all N are in; before that the run is incomplete,
@@ -24,13 +24,13 @@ from helpers import ROOT, snapshot_tree
 from resume_double import ResumeDouble, write_dataset
 from shard_double import LOG_ENV, ShardDouble
 
-from laya_cases import UsageError
-from laya_cases import report as R
-from laya_cases.run import RunOptions, execute
+from laya_cases.core.errors import UsageError
+from laya_cases.report import build as R
+from laya_cases.run.execute import RunOptions, execute
 from laya_cases.runners import registry
-from laya_cases.shard import parse_shard, share
-from laya_cases.store_check import check
-from laya_cases.warehouse import Warehouse
+from laya_cases.run.shard import parse_shard, share
+from laya_cases.store.check import check
+from laya_cases.store.warehouse import Warehouse
 
 SUPPORT = ROOT / "data" / "support.jsonl"
 DOUBLE = str(ROOT / "tests" / "shard_double.py")
@@ -422,7 +422,7 @@ def test_the_default_model_sharded_equals_unsharded(tmp_path):
 
 
 def test_library_builds_are_compared_without_their_local_label():
-    from laya_cases.shard import settings_key
+    from laya_cases.run.shard import settings_key
 
     cpu = {"device": "cpu", "versions": {"torch": "2.5.1+cpu", "numpy": "2.1.0", "duckdb": None}, "dtype": "float32"}
     gpu = dict(cpu, device="cuda", versions={"torch": "2.5.1+cu121", "numpy": "2.1.0", "duckdb": None})
@@ -436,8 +436,8 @@ import os, sys
 sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
 from doubles import FakeClock, die_at_rename
 from resume_double import ResumeDouble
-from laya_cases.run import RunOptions, execute
-from laya_cases.warehouse import Warehouse
+from laya_cases.run.execute import RunOptions, execute
+from laya_cases.store.warehouse import Warehouse
 
 root = sys.argv[3]
 die_at_rename(root, int(sys.argv[4]))

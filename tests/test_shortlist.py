@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from helpers import ROOT, needs_shared_data, write_jsonl
-from laya_cases import UsageError
-from laya_cases import report as R
-from laya_cases.gate_documents import comparability_reasons
+from laya_cases.core.errors import UsageError
+from laya_cases.report import build as R
+from laya_cases.gates.documents import comparability_reasons
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs
-from laya_cases.shortlist import retrieval
-from laya_cases.shortlist.harness import ShortlistOptions, execute
-from laya_cases.warehouse import Warehouse
+from laya_cases.harness.shortlist import retrieval
+from laya_cases.harness.shortlist.harness import ShortlistOptions, execute
+from laya_cases.store.warehouse import Warehouse
 
 LABELS = ["a", "b", "c", "d"]
 
@@ -183,7 +183,7 @@ def test_an_answer_outside_the_shortlist_is_an_error_and_nothing_is_committed(tm
             return [{"answers": {"intent": {"type": "choice", "choice": "d", "probabilities": {"d": 1.0}}}}
                     for _ in states]
 
-    from laya_cases.run import RunnerCrash
+    from laya_cases.run.execute import RunnerCrash
 
     wh = Warehouse(tmp_path / "wh")
     with pytest.raises(RunnerCrash, match="outside the shortlist"):
@@ -253,7 +253,7 @@ def test_comparability_needs_equal_k_and_group_size():
 
 def test_an_ordinary_run_gets_no_shortlist_metric(tmp_path):
     from doubles import ExplodingRunnerDouble
-    from laya_cases.run import RunOptions, execute as run_execute
+    from laya_cases.run.execute import RunOptions, execute as run_execute
 
     wh = Warehouse(tmp_path / "wh")
     path = _dataset(tmp_path, [("money r1", "en", "a")])
@@ -269,7 +269,7 @@ def test_an_ordinary_run_gets_no_shortlist_metric(tmp_path):
 def test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store(tmp_path):
     """The real embedder and decision model (MiniLM, offline) on 20 BANKING77 rows, one per intent;
     then every shortlist number again from the stored rows alone (no model)."""
-    from laya_cases.shortlist import banking77
+    from laya_cases.harness.shortlist import banking77
 
     path = tmp_path / "b77.jsonl"
     assert banking77.write(path, every=40, n_rows=20) == 20

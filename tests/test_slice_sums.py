@@ -16,7 +16,7 @@ from fractions import Fraction
 import duckdb
 import pytest
 
-from laya_cases import sql as Q
+from laya_cases.query import sql as Q
 
 INF, NAN = math.inf, math.nan
 POOL = [0.0, -0.0, 0.1, 0.5, 0.7, 1.0, 1 / 15, 2 / 15, 14 / 15, 1e308, -1e308, 1.7e308, 5e-324, 1e-320, 2.0 ** -117,

@@ -20,9 +20,9 @@ if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
     pytest.skip("--engine spark needs Java 17+ (none on PATH or JAVA_HOME)", allow_module_level=True)
 
 from helpers import ROOT, T62_RULES, fixture_rows, record_to_row  # noqa: E402
-from laya_cases import report as R  # noqa: E402
-from laya_cases.engines import translate  # noqa: E402
-from laya_cases.engines.spark import SparkConnection, session  # noqa: E402
+from laya_cases.report import build as R  # noqa: E402
+from laya_cases.query.engines import translate  # noqa: E402
+from laya_cases.query.engines.spark import SparkConnection, session  # noqa: E402
 from report_path import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -98,7 +98,7 @@ def test_a_synthetic_run_reports_the_same_on_spark(spark, tmp_path, n, distinct)
     confidence distinct (50k distinct levels overall, past the curve's 1,000-point bound, and in every
     slice). 200k distinct took 50 s of the suite; 1M distinct takes Spark 90-150 s on local[2]
     here: `bench/engine_bench.py --n 1000000 --distinct` checks that size by hand (docs/scale.md)."""
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(tmp_path / "wh")
     synthetic.write_run(wh, "syn", synthetic.decisions(n, seed=3, distinct=distinct))
@@ -119,8 +119,8 @@ def test_mcnemar_p_is_the_same_bits_on_spark(spark):
     sides of 20, where Spark's factorial stops) and the lgamma terms above, on one grid in one query."""
     import duckdb
 
-    from laya_cases import sql as sqlfiles
-    from laya_cases.engines.spark import SparkSQL
+    from laya_cases.query import sql as sqlfiles
+    from laya_cases.query.engines.spark import SparkSQL
 
     grid = [(b, c) for b in (0, 1, 4, 16, 17, 20, 33, 34, 50, 120, 1000) for c in (0, 3, 16, 17, 30, 40, 999)]
     query = ("SELECT b, c, lc_mcnemar_p(b, c) AS p FROM (SELECT CAST(b AS BIGINT) AS b, CAST(c AS BIGINT) AS c "
@@ -148,7 +148,7 @@ def test_parameters_are_bound_as_literals_not_text():
 
 
 def test_a_spark_failure_is_one_line(spark, tmp_path):
-    from laya_cases import UsageError
+    from laya_cases.core.errors import UsageError
 
     store = Store(tmp_path)
     run_id = store.ingest(fixture_rows("ties.json"))
@@ -188,8 +188,8 @@ def stores(tmp_path_factory):
     relabels one) and the bundled support run with its flipped-answers twin (helpers.flipped_support_answers)."""
     from flip_data import rows as flip_rows, write as write_rows
     from helpers import flipped_support_answers
-    from laya_cases.ingest import ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
 
     base = tmp_path_factory.mktemp("pairs")
     flips, support = Warehouse(base / "flips"), Warehouse(base / "support")
@@ -257,7 +257,7 @@ def test_t6_1_float_boundaries_are_the_same_on_spark(tmp_path, base_value, value
 def test_compare_of_a_run_on_spark_is_the_same(stores, tmp_path):
     """`compare other --baseline support.json --gate-policy` (the candidate's report built on each engine,
     a relative rule over the flipped support pair)."""
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(stores["support"])
     (tmp_path / "support.json").write_text(json.dumps(R.build(wh.connect(["support"]), "support", R.Options())))

@@ -12,11 +12,11 @@ from fractions import Fraction
 import pytest
 
 from helpers import SPEC_FIXTURES, cli, fixture_rows, record_to_row
-from laya_cases import UsageError
-from laya_cases import dataset as D
-from laya_cases import identity as I
-from laya_cases import report as R
-from laya_cases import sql as Q
+from laya_cases.core.errors import UsageError
+from laya_cases.core import dataset as D
+from laya_cases.core import identity as I
+from laya_cases.report import build as R
+from laya_cases.query import sql as Q
 from report_path import Store, close, report_diffs, same_bits
 
 

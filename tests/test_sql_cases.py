@@ -20,7 +20,7 @@ from typing import Any, Dict, List
 import duckdb
 import pytest
 
-from laya_cases import sql as Q
+from laya_cases.query import sql as Q
 
 CASES = Path(__file__).resolve().parent / "sql_cases"
 COVERED = ("metrics", "pipeline")

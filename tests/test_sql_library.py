@@ -5,7 +5,7 @@ Every file under sql/ opens with a comment header, and nothing else is allowed b
     -- <kind>: <name> [-- <summary>]      kind: metric, table, query, compare, gate or macro
     -- spec: <rule ids of semantics.md the file implements>
     -- grain: / -- input: / -- output:   (files that are one query; a macro file has no rows)
-    -- params: <names> | none           must equal the $names the SQL uses (laya_cases.sql binds by it)
+    -- params: <names> | none           must equal the $names the SQL uses (laya_cases.query.sql binds by it)
 
 Macro files define functions, not rows: they need `spec:` and `params: none`, every object they
 create is a `lc_` macro, and each macro named on the first line is defined in the file.
@@ -19,8 +19,8 @@ from typing import Dict, List, Tuple
 import pytest
 
 from helpers import ROOT, SHARED
-from laya_cases import schema
-from laya_cases import sql as sqlfiles
+from laya_cases.store import schema
+from laya_cases.query import sql as sqlfiles
 
 SQL_ROOT = ROOT / "sql"
 SQL_FILES = sorted(str(p.relative_to(SQL_ROOT)) for p in SQL_ROOT.rglob("*.sql"))
@@ -77,7 +77,7 @@ def test_header_block(name):
 
 @pytest.mark.parametrize("name", SQL_FILES)
 def test_declared_params_equal_used_params(name):
-    """laya_cases.sql refuses a call whose params differ from the header, so the header must be true."""
+    """laya_cases.query.sql refuses a call whose params differ from the header, so the header must be true."""
     assert sorted(sqlfiles.header_params(name)) == sqlfiles.used_params(name), name
 
 
@@ -152,7 +152,7 @@ def test_every_column_is_documented(heading, arrow_schema):
 # ---------------------------------------------------------------------------- the catalogue keys
 def test_every_metric_file_is_in_the_catalogue():
     """A sql/metrics/ file is a table (reliability) or declares its kind (docs/sql.md section 7)."""
-    from laya_cases import catalogue
+    from laya_cases.query import catalogue
 
     listed = {m.path for m in catalogue.metrics()}
     for name in [n for n in SQL_FILES if n.startswith("metrics/")]:

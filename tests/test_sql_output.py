@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401
 from helpers import write_jsonl
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 
 N = 57
@@ -61,7 +61,7 @@ def test_table_caps_rows_and_counts_the_rest(wh):
 def test_a_count_that_would_rerun_the_query_is_left_out(wh, monkeypatch):
     """The table never waits for a second run of an expensive query: a sort, group or join over more than
     listing.COUNT_ROWS rows says `more rows, not counted`; a scan or filter is counted at any size."""
-    from laya_cases import listing
+    from laya_cases.query import listing
 
     monkeypatch.setattr(listing, "COUNT_ROWS", 10)           # the store's 57 rows count as big
     sorted_ = invoke("sql", QUERY, "-w", wh, "--max-rows", "5")
@@ -85,7 +85,7 @@ def test_a_count_that_would_rerun_the_query_is_left_out(wh, monkeypatch):
 
 
 def test_the_count_plan_is_read_from_duckdb(wh, monkeypatch):
-    from laya_cases import listing
+    from laya_cases.query import listing
 
     con = Warehouse(wh).connect()
     monkeypatch.setattr(listing, "COUNT_ROWS", 0)
@@ -108,7 +108,7 @@ def test_table_cells_are_literal_text(wh):
 def test_library_functions_are_defined_when_a_query_names_them(wh):
     """`sql` defines the lc_* macros and lc_exact_total only for a query that names one (the Python
     function imports numpy); such a query works as before."""
-    from laya_cases import listing
+    from laya_cases.query import listing
 
     assert listing.uses_library("SELECT LC_EXACT_SUM(x) FROM t") and not listing.uses_library("SELECT 1")
     query = "SELECT lc_exact_sum(confidence) AS s, lc_mcnemar_p(3, 1) AS p FROM cases WHERE isfinite(confidence)"

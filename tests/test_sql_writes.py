@@ -1,4 +1,4 @@
-"""`laya-cases sql` cannot write, by construction (laya_cases/sql_guard.py): generated attempts.
+"""`laya-cases sql` cannot write, by construction (laya_cases/query/guard.py): generated attempts.
 
 Every route a token parse of COPY's options once missed (dollar quoting with and without a tag, E''
 strings, FILENAME_PATTERN and FILE_EXTENSION that climb out of a folder, PARTITION_BY, PER_THREAD_OUTPUT)

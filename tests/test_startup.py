@@ -84,7 +84,7 @@ def test_light_commands_name_the_module_that_registers_them():
 def test_schema_type_names_match_the_pyarrow_schemas():
     """COLUMNS holds type names; the pyarrow schemas built from them on first use, and the DuckDB
     types the views give a column that an older file lacks, agree with DuckDB's reading of pyarrow."""
-    from laya_cases import schema
+    from laya_cases.store import schema
 
     con = duckdb.connect()
     for table, columns in (("DECISION_SCHEMA", schema.COLUMNS), ("RUN_SCHEMA", schema.RUN_COLUMNS)):
@@ -104,7 +104,7 @@ def test_schema_type_names_match_the_pyarrow_schemas():
 
 def test_an_empty_warehouse_has_the_views_of_a_full_one(store, tmp_path):
     """No files: each view is typed as the files would read (no pyarrow table behind it)."""
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
 
     full, empty = Warehouse(store).connect(), Warehouse(tmp_path / "none").connect()
     for view in ("decisions", "cases", "errors", "runs", "slice_sets"):
@@ -118,8 +118,8 @@ def test_an_empty_warehouse_has_the_views_of_a_full_one(store, tmp_path):
 
 def test_footers_read_through_duckdb(store, tmp_path):
     """The reader's footer check (store_check.footer) without pyarrow: rows, columns, damage."""
-    from laya_cases import store_check as C
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store import check as C
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(store)
     run_file = wh.run_file("r1")

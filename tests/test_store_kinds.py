@@ -1,4 +1,4 @@
-"""One directory holds one kind of store (issue 27 item 4; laya_cases/store_kind.py).
+"""One directory holds one kind of store (issue 27 item 4; laya_cases/store/kind.py).
 
 A local warehouse and Delta tables in one folder used to both succeed, then `gc` of the local kind deleted
 the Delta run's data as orphans. Now each writer, reader and `gc` refuses a folder the other kind has

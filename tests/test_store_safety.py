@@ -233,14 +233,14 @@ def test_unwritable_warehouse_is_one_line_and_a_failed_ingest_creates_nothing(tm
 # ---------------------------------------------------------------------------- 7. housekeeping
 _DIE_STAGING = textwrap.dedent("""
     import os, sys
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
     with Warehouse(sys.argv[1]).stage(sys.argv[2]) as staged:
         os._exit(0)                      # a writer killed mid-run: its staging area stays behind
 """)
 
 _HOLD_STAGING = textwrap.dedent("""
     import sys
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store.warehouse import Warehouse
     with Warehouse(sys.argv[1]).stage("alive") as staged:
         print("staged", flush=True)
         sys.stdin.read()                 # a live writer, until the test closes its stdin
@@ -294,9 +294,9 @@ def test_gc_removes_only_what_laya_cases_wrote_and_lists_it(tmp_path):
 
 
 def test_data_files_are_fsynced_before_the_commit_renames(tmp_path, monkeypatch):
-    from laya_cases import store_write
-    from laya_cases.ingest import ingest as do_ingest
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.store import write as store_write
+    from laya_cases.record.ingest.answers import ingest as do_ingest
+    from laya_cases.store.warehouse import Warehouse
 
     events = []
     real_fsync, real_rename = store_write.fsync_path, os.rename

@@ -3,7 +3,7 @@
 Each store is built once, cheaply (ingested recorded answers, an imported harness document, runner
 doubles); then each harness's published document is produced with DuckDB threads = 1, then with 8
 (three times) and 16, and must be identical bytes. The thread count is forced by patching
-laya_cases.sql.memory_settings, whose settings every warehouse connection applies (a check below
+laya_cases.query.sql.memory_settings, whose settings every warehouse connection applies (a check below
 makes sure the patch reaches the connection, so the test cannot pass by running single-threaded).
 The inputs make float order matter: hundreds of items asked in 3 to 11 languages (shares k/7, k/9,
 k/11 ...), full-precision confidences and probabilities. Where a store can be written in two row
@@ -22,13 +22,13 @@ from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from helpers import write_jsonl
-from laya_cases import sql as sqlfiles
-from laya_cases.presentation import harness as presentation
-from laya_cases.relevance import board
-from laya_cases.relevance.bench import BenchOptions, run_benchmark
-from laya_cases.relevance import metrics as relevance
+from laya_cases.query import sql as sqlfiles
+from laya_cases.harness.presentation import harness as presentation
+from laya_cases.harness.relevance import board
+from laya_cases.harness.relevance.bench import BenchOptions, run_benchmark
+from laya_cases.harness.relevance import metrics as relevance
 from laya_cases.runners import registry
-from laya_cases.warehouse import Warehouse
+from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 from test_presentation import RandomLogitRunnerDouble
 from test_relevance import ScriptedScorer, write_language

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from helpers import fixture_rows, write_jsonl
-from laya_cases import report as R
-from laya_cases.ingest import ingest
-from laya_cases.warehouse import Warehouse
+from laya_cases.report import build as R
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.store.warehouse import Warehouse
 
 
 def _doc(tmp_path, rows, thresholds):

@@ -1,4 +1,4 @@
-"""Warehouse URLs are checked before anything is read or written (laya_cases/objstore/url.py check_warehouse).
+"""Warehouse URLs are checked before anything is read or written (laya_cases/store/delta/url.py check_warehouse).
 
 Generated: every unsupported or malformed form (other schemes, file://, delta+s3://, a query string or
 fragment, a bucket without a prefix, a Delta path that is a file or under /dev, /proc, /sys) given to a
@@ -74,6 +74,6 @@ def test_a_bad_endpoint_is_one_line(tmp_path, monkeypatch, endpoint, command):
 
 @pytest.mark.parametrize("good", ["warehouse", "a:b", "./s3", "my-wh", "delta+file:///tmp/{tmp}/d", "s3://bucket/wh"])
 def test_good_names_pass_the_check(tmp_path, good):
-    from laya_cases.objstore.url import check_warehouse
+    from laya_cases.store.delta.url import check_warehouse
 
     check_warehouse(good.format(tmp=tmp_path.name))

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from helpers import ROOT, SPEC_FIXTURES
 from doubles import ExplodingRunnerDouble
-from laya_cases import dataset as D
-from laya_cases import report as R
+from laya_cases.core import dataset as D
+from laya_cases.report import build as R
 from laya_cases_cli import console as V
 from laya_cases_cli import runs_table as RT
 from laya_cases_cli.progress import RowProgress, count_rows
@@ -282,8 +282,8 @@ def test_no_progress_output_off_a_terminal(tmp_path):
 
 def test_the_report_names_each_phase_it_computes(store):  # noqa: F811
     """The report's bar is named by the SQL file being computed, counted over the pipeline's tables."""
-    from laya_cases import catalogue
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.query import catalogue
+    from laya_cases.store.warehouse import Warehouse
 
     seen = []
     wh = Warehouse(store)

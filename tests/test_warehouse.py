@@ -1,6 +1,6 @@
 """Crash safety and concurrency of the warehouse, with real processes (issue: foundation).
 
-The commit protocol (laya_cases/warehouse.py, docs/schema.md): a run is written under
+The commit protocol (laya_cases/store/warehouse.py, docs/schema.md): a run is written under
 `_staging/<id>.<pid>.<nonce>/`, then committed under `.commit.lock` by two renames, its cases
 partition first and its runs entry last; the runs entry is the commit point. These tests kill
 writers mid-flight, tear a commit between the renames, and race writers against each other.
@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from helpers import ROOT, cli, snapshot_tree, wait_for
-from laya_cases.locks import lock, unlock
+from laya_cases.store.locks import lock, unlock
 
 SUPPORT_ANSWERS = ROOT / "data" / "support.answers.jsonl"
 
@@ -141,9 +141,9 @@ def test_kill_9_during_ingest_leaves_no_visible_partial_run(store, big_answers, 
 
 _TORN_COMMIT = textwrap.dedent("""
     import os, sys
-    from laya_cases import dataset as D
-    from laya_cases.decisions import DecisionBuffer
-    from laya_cases.warehouse import Warehouse
+    from laya_cases.core import dataset as D
+    from laya_cases.record.decisions import DecisionBuffer
+    from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(sys.argv[1])
     buffer = DecisionBuffer()

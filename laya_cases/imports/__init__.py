@@ -2,22 +2,22 @@
 
 One module per source format turns its log into ordinary labelled rows with answers; common.py records
 them through the one RunRecorder. `detect` names the format of a path when `--format` is not given;
-`harness` and `laya-evals` are the existing harness documents (laya_cases/massive/document.py).
+`harness` and `laya-evals` are the existing harness documents (laya_cases/harness/massive/document.py).
 """
 from __future__ import annotations
 
 import os
 from typing import List, Optional
 
-from .. import UsageError
-from .common import ImportResult, commit_all
+from laya_cases.core.errors import UsageError
+from laya_cases.imports.common import ImportResult, commit_all
 
 FORMATS = ("lm-eval", "inspect", "harness", "laya-evals")
 
 
 def detect(path: str) -> str:
     """The format of `path` from its files: lm-eval results/samples, an inspect log, else a harness document."""
-    from . import lmeval
+    from laya_cases.imports import lmeval
 
     if not os.path.exists(path):
         return "harness"                        # its reader names the missing file, as before
@@ -56,16 +56,16 @@ def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] 
     if fmt not in FORMATS:
         raise UsageError("--format must be one of %s, got %r" % (", ".join(FORMATS), fmt))
     if fmt in ("harness", "laya-evals"):
-        from ..massive import document
+        from laya_cases.harness.massive import document
 
         recorded = document.import_document(wh, path, run_id)
         return [ImportResult(recorded.run_id, recorded.n_cases, False, [])]
     if fmt == "lm-eval":
-        from . import lmeval
+        from laya_cases.imports import lmeval
 
         sets = [lmeval.Results(p, norm, item_id) for p in lmeval.results_files(path)]
     else:
-        from . import inspect_log
+        from laya_cases.imports import inspect_log
 
         sets = inspect_log.logs(path)
     ids = [run_id if run_id is None or len(sets) == 1 else "%s-%d" % (run_id, i + 1) for i in range(len(sets))]

@@ -12,11 +12,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from .. import UsageError
-from ..dataset import Row
-from ..identity import file_sha256
-from ..record import RecordedRun, RunRecorder
-from ..warehouse import Warehouse, new_run_id
+from laya_cases.core.errors import UsageError
+from laya_cases.core.dataset import Row
+from laya_cases.core.identity import file_sha256
+from laya_cases.record.recorder import RecordedRun, RunRecorder
+from laya_cases.store.warehouse import Warehouse, new_run_id
 
 IMPORT_SCHEMA = "laya-cases-import/1"
 

@@ -13,9 +13,9 @@ import math
 import os
 from typing import Any, Dict, Iterator, List, Optional
 
-from .. import UsageError
-from ..extras import install_hint
-from .common import Imported, Source, read_json
+from laya_cases.core.errors import UsageError
+from laya_cases.interop.extras import install_hint
+from laya_cases.imports.common import Imported, Source, read_json
 
 NO_LOGPROBS = ("calibration unavailable: %s has no logprobs, so its decisions carry no confidence (accuracy, "
                "slices and flips only; ece, brier and aurc are absent with reason no_applicable_case)")

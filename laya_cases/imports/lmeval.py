@@ -11,9 +11,9 @@ import os
 import re
 from typing import Any, Dict, Iterator, List, Optional
 
-from .. import UsageError, shorten
-from .common import Imported, Source, read_json
-from .lmeval_rows import NORMS, Task, choice_row, generated_row
+from laya_cases.core.errors import UsageError, shorten
+from laya_cases.imports.common import Imported, Source, read_json
+from laya_cases.imports.lmeval_rows import NORMS, Task, choice_row, generated_row
 
 _RESULTS = re.compile(r"^results_(?P<date>.+)\.json$")
 _CHOICE_TYPES = ("multiple_choice",)

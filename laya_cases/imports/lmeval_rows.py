@@ -13,8 +13,8 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import UsageError, shorten
-from .common import Imported
+from laya_cases.core.errors import UsageError, shorten
+from laya_cases.imports.common import Imported
 
 NORMS = {"raw": "acc", "chars": "acc_norm", "bytes": "acc_bytes"}   # --norm -> the lm-eval metric it reproduces
 #: Multilingual task families whose language is part of the task name (the name without it is the qid).

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-from .. import questions as Q
+from laya_cases.core import questions as Q
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .. import UsageError
-from .. import questions as Q
-from .base import Runner
+from laya_cases.core.errors import UsageError
+from laya_cases.core import questions as Q
+from laya_cases.runners.base import Runner
 
 DEFAULT_TEMPERATURE = 0.05
 STATE_RENDERING = "fields/1"

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import questions as Q
-from . import hf_common as H
-from .base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
+from laya_cases.core import questions as Q
+from laya_cases.runners import hf_common as H
+from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
 
 DEVICES = ("cpu", "cuda", "mps")
 

@@ -29,9 +29,9 @@ import hashlib
 import inspect
 from typing import Any, Dict, List, Sequence, Tuple
 
-from .. import questions as Q
-from . import hf_common as H
-from .base import answer_from_probs, softmax
+from laya_cases.core import questions as Q
+from laya_cases.runners import hf_common as H
+from laya_cases.runners.base import answer_from_probs, softmax
 
 CHOICE_TEMPLATE = ("Read the text and answer the question with one of the options, written exactly as "
                    "listed.\n\n{}\n\nAnswer:")

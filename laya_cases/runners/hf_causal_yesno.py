@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import questions as Q
-from . import hf_common as H
-from .base import Capabilities, answer_from_probs
-from .hf_base import DEVICES, CausalLMRunner
-from .hf_causal_choice import ChoiceByLikelihood
+from laya_cases.core import questions as Q
+from laya_cases.runners import hf_common as H
+from laya_cases.runners.base import Capabilities, answer_from_probs
+from laya_cases.runners.hf_base import DEVICES, CausalLMRunner
+from laya_cases.runners.hf_causal_choice import ChoiceByLikelihood
 
 SPELLINGS = ("yes", "Yes", "YES"), ("no", "No", "NO")
 RULE = ("causal LM, one forward pass: P(true) = P(yes) / (P(yes) + P(no)) over the next-token "

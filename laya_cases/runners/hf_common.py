@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import questions as Q
-from ..identity import file_sha256
+from laya_cases.core import questions as Q
+from laya_cases.core.identity import file_sha256
 
 SMOLLM2 = "smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from . import hf_common as H
-from .hf_base import PairClassifierRunner
+from laya_cases.runners import hf_common as H
+from laya_cases.runners.hf_base import PairClassifierRunner
 
 RULE = ("cross-encoder: score(state, option text) = logit (1 label) or logit[1] - logit[0] (2 labels); "
         "choice/score: softmax over option scores (T=1), argmax / sum i*p_i; noul: P(true) = "

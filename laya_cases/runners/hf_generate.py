@@ -30,9 +30,9 @@ import re
 import string
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import hf_common as H
-from .base import Capabilities
-from .hf_base import DEVICES, CausalLMRunner
+from laya_cases.runners import hf_common as H
+from laya_cases.runners.base import Capabilities
+from laya_cases.runners.hf_base import DEVICES, CausalLMRunner
 
 _WORD = re.compile(r"(?<![\w'\-])(yes|no)(?![\w'\-])", re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(yes|no)(?![\w'\-])", re.IGNORECASE)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Dict, List, Optional
 
-from . import hf_common as H
-from .base import softmax
-from .hf_base import PairClassifierRunner
+from laya_cases.runners import hf_common as H
+from laya_cases.runners.base import softmax
+from laya_cases.runners.hf_base import PairClassifierRunner
 
 RULE = ("nli zero-shot: premise = state, hypothesis = template(option text); choice/score: softmax over "
         "the options' entailment logits (T=1), argmax / sum i*p_i; noul: P(true) = "

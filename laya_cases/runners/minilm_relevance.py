@@ -1,6 +1,6 @@
 """`minilm-relevance`: the packaged all-MiniLM-L6-v2 as a relevance *scoring* model (S8.5).
 
-A relevance state is an object with a `question` and a `sentence` (laya_cases.relevance writes them);
+A relevance state is an object with a `question` and a `sentence` (laya_cases.harness.relevance writes them);
 both are embedded (mean pooling, L2-normalised, as the `minilm` runner does) and their cosine c is the
 native score. The normalised yes score is (c + 1) / 2, clipped to [0, 1]; the no score is 1 - yes.
 The original verdict is the argmax of the two, a tie going to no (yes > no, i.e. c > 0). The noul
@@ -13,8 +13,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from .base import Capabilities, answer_from_probs
-from .minilm import MiniLMRunner
+from laya_cases.runners.base import Capabilities, answer_from_probs
+from laya_cases.runners.minilm import MiniLMRunner
 
 RULE = ("relevance scoring: c = cos(embed(question), embed(sentence)) over mean-pooled, L2-normalised "
         "all-MiniLM-L6-v2 embeddings; yes = clip((c + 1) / 2, 0, 1), no = 1 - yes, native = c; "

@@ -10,8 +10,8 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any, Dict, List, Optional, Tuple, Type
 
-from .. import UsageError
-from .base import Runner
+from laya_cases.core.errors import UsageError
+from laya_cases.runners.base import Runner
 
 GROUP = "laya_cases.runners"
 DEFAULT_MODEL = "minilm"

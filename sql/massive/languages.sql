@@ -9,7 +9,7 @@
 --         selective_accuracy_50, selective_accepted, temperature, n_temperatures, seconds
 -- why: every number is a plain aggregate of massive_cases; rounding to 4 decimals (Python
 --      round-half-even on the binary value) and the summary of S7.6 happen once, in
---      laya_cases/massive/metrics.py. macro_f1: classes are the slot indices that occur as gold or
+--      laya_cases/harness/massive/metrics.py. macro_f1: classes are the slot indices that occur as gold or
 --      as prediction; a case with no readable prediction counts against its gold class only.
 --      S9.8: every sum over doubles (the confidences, the per-class F1 values, the per-case costs) is
 --      exactly rounded (lc_exact_sum, lc_exact_mean_w); ECE adds its bin terms in bin order; the

@@ -2,7 +2,7 @@
 -- spec: S8.9 (percentile bootstrap for F1 and MCC, 2000 item resamples from random.Random(0)), S9.5 (the index
 --       stream: replicate b is draws [b*n, (b+1)*n) of randrange(n); an item drawn k times weighs k)
 -- grain: one row per (run, replicate, metric)
--- input: rel_items, rel_weights (n, replicate, position, mult: laya_cases.resample.replicate_weights(seed, n, B)
+-- input: rel_items, rel_weights (n, replicate, position, mult: laya_cases.query.resample.replicate_weights(seed, n, B)
 --        for every distinct run size n)
 -- params: none
 -- output: dim (run_id@replicate), key (''), metric (f1 | matthews_corrcoef), value

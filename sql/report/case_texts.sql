@@ -1,5 +1,5 @@
 -- query: case_texts -- the reference `cases` list of one run, in case order, as the JSON text of each case
---        after its answer (report --json streams it: laya_cases/report_json.py renders only the answer)
+--        after its answer (report --json streams it: laya_cases/report/stream.py renders only the answer)
 -- spec: S4.4 (row order, then `expected` order), S3.7; the same cases and values as report/cases.sql, which
 --       builds the document's own cases (the streamed bytes equal report.dumps of that document)
 -- grain: one row per case

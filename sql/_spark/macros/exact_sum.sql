@@ -1,13 +1,13 @@
 -- macro: lc_exact_sum(x), lc_exact_sum_w(x, w) and lc_exact_mean_w(x, w) -- the exact sum for Spark (math.fsum
 --        semantics), and the mean fsum / sum(w); the partial-sum family (lc_limb0_w ..., lc_limbs_total/_mean)
 -- spec: S3.3 (evaluator means are fsum / n, bit for bit), S9.8 (order-independent sums)
--- engine: spark (overrides sql/macros/exact_sum.sql, read through laya_cases/engines/translate.py: the
+-- engine: spark (overrides sql/macros/exact_sum.sql, read through laya_cases/query/engines/translate.py: the
 --         same limbs and the same final rounding; docs/scale.md)
 -- method: as sql/macros/exact_sum.sql, with two constructs that have no translation replaced:
 --         DuckDB's trunc(v) of a double is v - v % 1.0 (fmod is exact in binary64, and so is the
 --         difference, an integer-valued double), and the HUGEINT limb sums are DECIMAL(38,0) sums
 --         (each limb is an integer below 2^63 in magnitude, cast exactly through BIGINT; 38 digits
---         hold 2^125). lc_exact_total is the same Python function (laya_cases.sql.exact_total),
+--         hold 2^125). lc_exact_total is the same Python function (laya_cases.query.sql.exact_total),
 --         registered as a Spark UDF: it rounds each group's few limb sums once.
 -- params: none
 CREATE OR REPLACE MACRO lc_fits(x) AS NOT isnan(x) AND abs(x) < CAST('1.0141204801825835e+31' AS DOUBLE);

@@ -1,6 +1,0 @@
-"""Table-format warehouses: Delta Lake tables on S3-compatible storage or a local path (docs/scale.md
-"Object storage"). url.py: which --warehouse values name one; delta.py: the tables and their commits;
-warehouse.py: the Warehouse that reads and writes them. Needs the `objstore` extra (deltalake)."""
-from .url import is_url, parse
-
-__all__ = ["is_url", "parse"]

@@ -1,0 +1,2 @@
+"""The SQL library (sql/) over a store: loading, binding, the catalogue, engines, resampling, listings.
+"""

@@ -1,0 +1,2 @@
+"""`laya-cases ingest`: an answers file -> a committed run, row by row (answers.py) or column-wise (bulk.py).
+"""

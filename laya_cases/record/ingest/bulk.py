@@ -1,0 +1,387 @@
+"""Column-wise `ingest`: an answers file read in blocks, canonical lines through learned templates
+(ingest_template.py, ingest_columns.py), every other line through the per-row path (ingest.py).
+
+Both paths feed one ordered stream: per block, the template rows and the per-row rows are merged in
+line order before the order-dependent facts are assigned (case-id repeat numbers, slice-set ids, the
+labelled-rows digest), and the decision rows reach the staging area in the same batches the per-row
+path would have flushed. Memory holds two blocks (BLOCK_BYTES; the next one is parsed on a thread)
+plus the batch being filled, and the run's case digests at 10 bytes each (ingest_ids.py).
+
+A file that is not valid UTF-8 or holds a carriage return is read by the per-row path from its start
+(`Fallback`), so its errors and line numbers are that path's.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from laya_cases.core.errors import UsageError
+from laya_cases.core import jsontext
+from laya_cases.core.dataset import Row, check_row
+from laya_cases.record.decisions import DecisionBuffer
+from laya_cases.record.ingest.columns import build, case_ids
+from laya_cases.record.ingest.ids import CaseNumbers, from_hex
+from laya_cases.record.ingest.template import Captures, Template, Unsupported, mask, writes_repr
+from laya_cases.record.recorder import FLUSH_EVERY, RunRecorder
+
+BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
+MAX_TEMPLATES = 64
+SAMPLE = 256                  # lines whose shapes pick the next template to learn
+_ESC = [("\\", "\\\\"), ("|", "\\|"), (",", "\\,")]
+
+
+class Fallback(Exception):
+    """The file is read by the per-row path from its first line."""
+
+
+class RawBuffer(DecisionBuffer):
+    """The per-row path's buffer, leaving case-id numbers and slice-set ids to the merged stream."""
+
+    def _number(self, digest: str) -> str:
+        return digest
+
+    def _slice_set(self, combo: tuple) -> Optional[int]:
+        return None
+
+
+def _blocks(path: str) -> Iterator[pa.Array]:
+    """The file's physical lines, a block at a time, as Arrow strings (without their newline)."""
+    try:
+        with open(path, "rb") as handle:
+            rest = b""
+            while True:
+                data = bytearray(len(rest) + BLOCK_BYTES + 1)       # read in place: the block is not copied
+                data[:len(rest)] = rest
+                got = handle.readinto(memoryview(data)[len(rest):len(rest) + BLOCK_BYTES])
+                size = len(rest) + got
+                cut = data.rfind(b"\n", 0, size) + 1 if got else size
+                rest = bytes(data[cut:size])
+                if cut:
+                    if not got and data[cut - 1] != 10:          # the last line has no newline
+                        data[cut], cut = 10, cut + 1
+                    yield _lines(data, cut)
+                if not got:
+                    return
+    except OSError as exc:
+        raise UsageError("%s cannot be read: %s" % (path, exc)) from None
+
+
+def _lines(data: bytearray, cut: int) -> pa.Array:
+    """The lines of data[:cut], which ends with a newline, as Arrow strings (universal newlines: see Fallback)."""
+    if data.find(b"\r", 0, cut) >= 0:
+        raise Fallback("carriage return")
+    whole = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, cut], np.int64)), pa.py_buffer(data))
+    try:
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        raise Fallback("not UTF-8") from None
+    lines = pc.split_pattern(whole, "\n").flatten()
+    return lines.slice(0, len(lines) - 1).cast(pa.string())
+
+
+class BulkIngest:
+    """Feeds one answers file into `recorder` (whose buffer becomes a RawBuffer)."""
+
+    def __init__(self, recorder: RunRecorder, path: str, record_row: Callable[[RunRecorder, Row], None]):
+        self.rec, self.path, self.record_row = recorder, path, record_row
+        self.raw = recorder.buffer = RawBuffer()
+        self.templates: List[Template] = []
+        self.rejected: set = set()
+        self.pending: List[pa.Table] = []
+        self.pending_rows = 0
+        self.slice_sets: Dict[str, int] = {}
+        self.numbers = CaseNumbers()         # case-id repeat counts (the buffer's own stay unused)
+        self.index = 0
+        self.con: Any = None
+        self.float_text = False
+        self.writer: Any = None
+        self.writing: Any = None
+        self.fast_rows = 0                   # rows read through a template (the rest: the per-row path)
+
+    def run(self, progress: Optional[Callable[[int], None]] = None) -> None:
+        """Block i+1 is read and parsed (a thread: DuckDB and Arrow let go of the GIL) while block i
+        becomes decision rows and block i-1 is written to Parquet (another thread)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        line_no, blocks, reader = 0, _blocks(self.path), ThreadPoolExecutor(1)
+
+        def read() -> Optional[tuple]:
+            lines = next(blocks, None)
+            return None if lines is None else (lines, self._match(lines))
+
+        try:
+            ahead = reader.submit(read)
+            while True:
+                block = ahead.result()
+                if block is None:
+                    break
+                ahead = reader.submit(read)
+                self._block(block[0], line_no, block[1])
+                line_no += len(block[0])
+                if progress:
+                    progress(self.rec.n_rows)
+            if self.index == 0:
+                raise UsageError("%s contains no examples" % self.path)
+            self._write()
+        except BaseException:
+            reader.shutdown(wait=True)       # nothing runs on once the error is raised
+            if self.writing is not None:     # the staging area is not left while a batch is being written
+                self.writer.shutdown(wait=True)
+            raise
+        reader.shutdown()
+        if self.writing is not None:
+            self.writing.result()
+            self.writer.shutdown()
+
+    def _match(self, lines: pa.Array) -> List[Tuple[Template, np.ndarray, Any]]:
+        """(template, line positions, captures) for each template that read lines."""
+        braced = mask(pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")))
+        todo = np.flatnonzero(braced)
+        found: List[Tuple[Template, np.ndarray, Any]] = []
+        for template in list(self.templates):
+            if len(todo):
+                todo = self._read(template, lines, todo, found)
+        misses = 0                           # learn while learning pays: a template must read many lines
+        while len(todo) and misses < 3:
+            template = self._learn(lines, todo)
+            if template is None:
+                break
+            before = len(todo)
+            todo = self._read(template, lines, todo, found)
+            if before - len(todo) < min(before, max(8, len(lines) // 100)):
+                misses += 1
+                if before - len(todo) <= 1:
+                    self.templates.remove(template)
+        return found
+
+    def _read(self, template: Template, lines: pa.Array, todo: np.ndarray, found: list) -> np.ndarray:
+        """Read the lines at `todo` the template matches (appended to `found`); the positions left."""
+        sub = lines if len(todo) == len(lines) else lines.take(pa.array(todo))
+        try:
+            caps = Captures(template, self._duck(template, sub))
+        except Unsupported:
+            return todo
+        ok = caps.ok(sub)
+        if not ok.any():
+            return todo
+        caps = caps if ok.all() else caps.filter(ok)
+        case_ids(caps)                       # here, in the reading thread
+        found.append((template, todo[ok], caps))
+        return todo[~ok]
+
+    def _duck(self, template: Template, lines: pa.Array) -> pa.Table:
+        import duckdb
+
+        if self.con is None:
+            self.con = duckdb.connect()
+            self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
+        # a registered view, not a relation's query(): ~9 ms less per block in DuckDB 2.0's Python layer
+        self.con.register("lines", pa.Table.from_arrays([lines], ["line"]))
+        try:
+            table = self.con.sql(template.sql % "from_json(line, %s)" % template.structure).to_arrow_table()
+        except duckdb.Error:                 # a line that is not JSON: only valid lines are parsed
+            sql = "CASE WHEN json_valid(line) THEN from_json(line, %s) END" % template.structure
+            try:
+                table = self.con.sql(template.sql % sql).to_arrow_table()
+            except duckdb.Error:
+                raise Unsupported("duckdb") from None     # these lines go through the per-row path
+        finally:
+            self.con.unregister("lines")     # the block is not held past its query
+        return table if self.float_text else table.select(["g%d" % i for i in range(len(template.kinds))])
+
+    def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
+        """A template for the commonest shape among a sample of the lines left (None: no shape repeats)."""
+        if len(self.templates) >= MAX_TEMPLATES:
+            return None
+        sample = todo[:: max(1, len(todo) // SAMPLE)][:SAMPLE].tolist()
+        groups: Dict[Any, List[str]] = {}
+        for pos in sample:
+            line = lines[pos].as_py()
+            try:
+                groups.setdefault(_shape(json.loads(line)), []).append(line)
+            except (ValueError, RecursionError):
+                continue
+        for shape, members in sorted(groups.items(), key=lambda item: -len(item[1])):
+            if len(members) < (2 if len(todo) >= 16 else 1):
+                break
+            if shape in self.rejected:
+                continue
+            try:
+                template = Template(members[0])
+            except Unsupported:
+                try:
+                    template = Template(members[-1])
+                except Unsupported:
+                    self.rejected.add(shape)
+                    continue
+            self.templates.append(template)
+            return template
+        return None
+
+    def _block(self, lines: pa.Array, first: int, found: List[Tuple[Template, np.ndarray, Any]]) -> None:
+        n = len(lines)
+        fast, counts = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
+        for template, pos, _ in found:
+            fast[pos] = True
+            counts[pos] = len(template.root.children["expected"].children)
+        kept = fast.copy()
+        stripped: Dict[int, str] = {}
+        for pos in np.flatnonzero(~fast).tolist():
+            text = lines[pos].as_py().strip()
+            if text and not text.startswith("#"):
+                kept[pos] = True
+                stripped[pos] = text
+        row_index = self.index + np.cumsum(kept) - 1
+        tables, compact, where = [], [], []
+        for template, pos, caps in found:
+            tables.append(build(caps, pa.array(pos + first + 1, pa.int64()), pa.array(row_index[pos], pa.int64())))
+            compact.append(caps.text(template.labelled_parts + ["\n"]))
+            where.append(pos)
+            self.rec._question_sets.setdefault(template.questions_key, template.questions)  # noqa: SLF001
+        if found:                            # the fast rows' digest lines, in line order
+            order = np.argsort(np.concatenate(where), kind="stable")
+            compact = pa.concat_arrays(compact).take(pa.array(order))
+        self._rows_in_order(first, stripped, row_index, np.flatnonzero(fast), compact, counts)
+        self.fast_rows += int(fast.sum())
+        self.raw.n_cases += int(counts[fast].sum())
+        tables.append(pa.Table.from_batches([self.raw.take()]))
+        self.index += int(kept.sum())
+        merged = pa.concat_tables(tables)
+        if len(found) != 1 or tables[-1].num_rows:      # one template alone is in line order already
+            merged = merged.take(pc.sort_indices(merged, [("line_no", "ascending"), ("qid_pos", "ascending")]))
+        self._queue(self._ordered(merged), counts[kept])
+
+    def _rows_in_order(self, first: int, stripped: Dict[int, str], row_index: np.ndarray, fast: np.ndarray,
+                       compact: Any, counts: np.ndarray) -> None:
+        """The labelled-rows digest and the per-row path in line order (runs of template rows at once)."""
+        rec, digest = self.rec, self.rec._labelled._digest       # noqa: SLF001 -- same digest, in order
+        offsets = (np.frombuffer(compact.buffers()[1], dtype=np.int32)[compact.offset:compact.offset + len(compact) + 1]
+                   if len(fast) else None)
+        data = compact.buffers()[2] if len(fast) else None
+        done = 0
+        for pos in sorted(stripped) + [None]:
+            upto = len(fast) if pos is None else int(np.searchsorted(fast, pos))
+            if upto > done:
+                digest.update(memoryview(data)[offsets[done]:offsets[upto]])
+                rec.n_rows += upto - done
+                done = upto
+            if pos is None:
+                return
+            counts[pos] = self._slow_row(first, pos, stripped[pos], int(row_index[pos]))
+
+    def _slow_row(self, first: int, pos: int, text: str, index: int) -> int:
+        """One line through the per-row path (dataset.iter_lines, check_row, note_row, ingest's row)."""
+        where = "%s:%d" % (self.path, first + pos + 1)
+        try:
+            value = jsontext.loads(text)
+        except jsontext.TooManyDigits as exc:
+            raise UsageError("%s %s" % (where, exc)) from None
+        except ValueError as exc:
+            raise UsageError("%s is not valid JSON: %s" % (where, exc)) from None
+        except RecursionError as exc:
+            raise UsageError("%s cannot be read: %s" % (self.path, exc)) from None
+        row = Row(index=index, line_no=first + pos + 1, raw=value, tags=check_row(value, where))
+        before = len(self.raw)
+        self.rec.note_row(row)
+        self.record_row(self.rec, row)
+        return len(self.raw) - before
+
+    def _ordered(self, table: pa.Table) -> pa.Table:
+        """Case-id repeat numbers and slice-set ids, in line order, continuing the run's."""
+        column = table.column("case_id").combine_chunks()
+        numbers = self.numbers.number(from_hex(column))
+        if numbers:                                                        # repeats: `<digest>#<n>`
+            where = np.flatnonzero(mask(column.is_valid()))[list(numbers)]
+            ids = ["%s#%d" % (column[int(i)].as_py(), n) for i, n in zip(where, numbers.values())]
+            column = pc.replace_with_mask(column, pa.array(np.isin(np.arange(len(column)), where)),
+                                          pa.array(ids, pa.string()))
+            table = table.set_column(table.schema.get_field_index("case_id"), "case_id", column)
+        return table.set_column(table.schema.get_field_index("slice_set"), "slice_set", self._slice_sets(table))
+
+    def _slice_sets(self, table: pa.Table) -> pa.Array:
+        """Each row's slice set (numbered by first appearance, as DecisionBuffer._slice_set numbers them):
+        every attribute dictionary-encoded, the codes combined into one integer per row."""
+        code, span, parts = np.zeros(table.num_rows, dtype=np.int64), 1, []
+        for name in ("language_key", "model_key", "qid", "tags", "answer_type", "correct"):
+            column = table.column(name).combine_chunks()
+            if pa.types.is_list(column.type):
+                column = _part(column)           # a list as text no other list shares
+            elif pa.types.is_boolean(column.type):
+                column = column.cast(pa.int8())
+            encoded = column.dictionary_encode()
+            index = pc.fill_null(pc.add(encoded.indices.cast(pa.int64()), 1), 0)   # 0: null
+            index = np.frombuffer(index.buffers()[1], dtype=np.int64)[index.offset:index.offset + len(index)]
+            size = len(encoded.dictionary) + 1
+            if span * size >= 1 << 62:           # renumber the combinations so far densely first
+                distinct, code = np.unique(code, return_inverse=True)
+                code, span = code.ravel().astype(np.int64), len(distinct)
+            code, span = code * size + index, span * size
+            parts.append((index, [None] + encoded.dictionary.to_pylist()))
+        unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        local = np.empty(len(unique), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():     # in order of first appearance
+            key = tuple(options[index[first[u]]] for index, options in parts)
+            local[u] = self.slice_sets.setdefault(key, len(self.slice_sets))
+        return pa.array(local[inverse.ravel()])
+
+    def _queue(self, table: pa.Table, counts: np.ndarray) -> None:
+        """Cut where the per-row path would have flushed (after the row that fills FLUSH_EVERY)."""
+        ends = np.cumsum(counts)
+        base = 0
+        while True:
+            row = int(np.searchsorted(ends, base + FLUSH_EVERY - self.pending_rows))
+            if row >= len(ends):
+                break
+            self.pending.append(table.slice(base, int(ends[row]) - base))
+            base = int(ends[row])
+            self._write()
+        if table.num_rows > base:
+            self.pending.append(table.slice(base))
+            self.pending_rows += table.num_rows - base
+
+    def _write(self) -> None:
+        if not self.pending:
+            return
+        table = pa.concat_tables(self.pending)
+        self.pending, self.pending_rows = [], 0
+        if table.num_rows:                   # Parquet encoding overlaps the next block (one batch at a time)
+            if self.writing is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self.writer = ThreadPoolExecutor(1)
+            else:
+                self.writing.result()
+            self.writing = self.writer.submit(self.rec._staged.write, table)  # noqa: SLF001 -- one row group
+
+
+def _shape(value: Any, path: Tuple[Any, ...] = ()) -> Any:
+    """What a template fixes about a parsed line: keys, order, leaf types, `questions` and answer types."""
+    if path[:1] == ("questions",) or (len(path) == 3 and path[0] == "answers" and path[2] == "type"):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return tuple((k, _shape(v, path + (k,))) for k, v in value.items())
+    if isinstance(value, list):
+        return "tags" if path == ("tags",) else tuple(_shape(v, path + (i,)) for i, v in enumerate(value))
+    return type(value).__name__
+
+
+def _part(column: Any) -> pa.Array:
+    """A slice-set component as text no other value shares (escaped where needed, null as \\N)."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_boolean(column.type):
+        return pc.fill_null(pc.if_else(column, "T", "F"), "\\N")
+    is_list = pa.types.is_list(column.type)
+    flat = pc.list_flatten(column) if is_list else column
+    if pc.any(pc.match_substring_regex(flat, r"[\\|,]")).as_py():
+        for old, new in _ESC:
+            flat = pc.replace_substring(flat, old, new)
+    if not is_list:
+        return pc.fill_null(pc.binary_join_element_wise("s", flat, ""), "\\N")
+    flat = pc.binary_join_element_wise("e", flat, "")            # [""] is not []
+    offsets = pc.subtract(column.offsets, column.offsets[0]) if len(column) else pa.array([0], pa.int32())
+    lists = pa.ListArray.from_arrays(offsets, flat, mask=column.is_null())
+    return pc.binary_join_element_wise(pc.fill_null(pc.binary_join(lists, ","), ""), "L", "")

@@ -1,0 +1,204 @@
+"""Case-level diff of two runs (a laya-cases extension, spec S9): what changed, case by case.
+
+Everything is SQL over the store (sql/compare/diff_*.sql): the two runs' partitions are joined on
+`case_id`; flips, per-slice accuracy deltas, the exact McNemar p-value (sql/macros/mcnemar_exact.sql),
+the mean confidence shift and changed gold labels are queries. The paired bootstrap interval
+resamples dataset rows with the S9.5 index stream -- CPython's `random.Random(seed).randrange(n)`,
+replicate by replicate (laya_cases/query/resample.py) -- handed to SQL as the table
+`boot_draws(replicate, row, m)` (how often each row was drawn in each replicate); the per-replicate deltas are sql/compare/diff_replicates.sql and the
+percentile rule is the report's own sql/bootstrap/intervals.sql.
+
+    >>> r = diff(wh, "before", "after", by="language")
+    >>> r["right_to_wrong"], r["wrong_to_right"], r["mcnemar_p"]
+    (5, 2, 0.453125)
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+import pyarrow as pa
+
+from laya_cases.core.errors import UsageError
+from laya_cases.query import catalogue, engines
+from laya_cases.query import sql as sqlfiles
+from laya_cases.query.resample import quantile_levels, replicate_weights
+
+SCHEMA = "laya-cases-diff/1"
+DIMENSIONS = ("language", "model", "qid", "tag")
+LEVEL = 0.95
+_GROUP_FIELDS = ("compared", "paired", "hits_a", "hits_b", "accuracy_a", "accuracy_b", "delta", "ci95", "B_used",
+                 "right_to_wrong", "wrong_to_right", "flip_rate", "mcnemar_p", "n_confidence",
+                 "mean_confidence_shift", "label_changed")
+
+
+def _check(by: Optional[str], bootstrap: int, seed: int, max_flip_rate: Optional[float]) -> None:
+    if by is not None and by not in DIMENSIONS:
+        raise UsageError("--by must be one of %s, got %r" % (", ".join(DIMENSIONS), by))
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 100 <= bootstrap <= 100000:
+        raise UsageError("--bootstrap must be an integer in 100..100000, got %r" % (bootstrap,))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise UsageError("--seed must be a non-negative integer, got %r" % (seed,))
+    if max_flip_rate is not None and not 0.0 <= max_flip_rate <= 1.0:
+        raise UsageError("--max-flip-rate must be a number in [0, 1], got %r" % (max_flip_rate,))
+
+
+def _json_or_none(text: Optional[str]) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0,
+         max_flip_rate: Optional[float] = None, engine: str = "duckdb", master: Optional[str] = None) -> Dict[str, Any]:
+    """Compare run B against run A case by case; returns the diff document (see module docstring).
+    `engine`, `master`: the engine that runs the SQL (laya_cases/engines, docs/scale.md)."""
+    _check(by, bootstrap, seed, max_flip_rate)
+    wh.require_run(run_a)
+    wh.require_run(run_b)
+    con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
+    catalogue.materialize_all(con, catalogue.build_order(["diff_slices"], ("compare",)),
+                              {"run_a": run_a, "run_b": run_b, "dim": by})
+    summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
+    n = summary["paired_rows"]
+    replicate, row, multiplicity = replicate_weights(seed, n, bootstrap)   # rows drawn, with multiplicity
+    con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
+                                         "row": pa.array(row, type=pa.int64()),
+                                         "m": pa.array(multiplicity, type=pa.int64())}))
+    sqlfiles.materialize(con, "compare/diff_replicates.sql", "boot_values")
+    lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
+    intervals = {(r["dim"], r["key"]): r for r in
+                 sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper}))}
+    used = {(dim, key): count for dim, key, count in con.execute(   # usable replicates, also below 2
+        "SELECT split_part(dim, '@', 1), key, count(*) FROM boot_values GROUP BY ALL").fetchall()}
+    groups: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    overall: Dict[str, Any] = {}
+    for row in sqlfiles.rows(con.execute("SELECT * FROM diff_slices")):
+        ci = intervals.get((row["dim"], row["key"]))
+        row["B_used"] = used.get((row["dim"], row["key"]), 0)
+        row["ci95"] = None if ci is None else [ci["lower"], ci["upper"]]
+        entry = {name: row[name] for name in _GROUP_FIELDS}
+        if row["dim"] == "overall":
+            overall = entry
+        else:
+            groups.setdefault(row["dim"], {})[row["key"]] = entry
+    if not overall:                            # no case in both runs: counts are zero, ratios absent
+        overall = {name: 0 for name in ("compared", "paired", "hits_a", "hits_b", "right_to_wrong",
+                                        "wrong_to_right", "n_confidence", "B_used", "label_changed")}
+        overall.update({name: None for name in ("accuracy_a", "accuracy_b", "delta", "ci95", "flip_rate",
+                                                "mean_confidence_shift")})
+        overall["mcnemar_p"] = 1.0
+    flips = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
+             for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_flips.sql"))]
+    drift = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
+             for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_label_drift.sql"))]
+    failures: List[str] = []
+    if max_flip_rate is not None:
+        for row in sqlfiles.rows(sqlfiles.query(con, "gates/flip_rate.sql", {"max_flip_rate": max_flip_rate})):
+            if row["failure"] == "missing":
+                failures.append("flip rate is missing: no case is scored in both runs")
+            else:
+                failures.append("flip rate %.4f (%d of %d paired cases) is above the maximum %.4f"
+                                % (row["value"], row["flips"], row["paired"], row["bound"]))
+    result = {
+        "schema": SCHEMA, "run_a": run_a, "run_b": run_b, "by": by,
+        "only_in_a": summary["only_in_a"], "only_in_b": summary["only_in_b"],
+        **overall,
+        "slices": {by: groups.get(by, {})} if by else {},
+        "flips": flips,
+        "label_drift": drift,
+        "bootstrap": {"B": bootstrap, "seed": seed, "level": LEVEL, "unit": "row", "n_rows": n},
+        "gate": {"max_flip_rate": max_flip_rate, "failures": failures},
+    }
+    from laya_cases.harness.robustness.compare import robustness_diff
+    robustness = robustness_diff(wh, con, run_a, run_b)       # both robustness runs: per-kind agreement
+    if robustness is not None:
+        result["robustness"] = robustness
+    return result
+
+
+# ------------------------------------------------------------------------------- rendering
+def _f(value: Optional[float], fmt: str = "%.4f") -> str:
+    return "-" if value is None else fmt % value
+
+
+def _ci(ci: Optional[List[float]]) -> str:
+    return "-" if ci is None else "[%+.4f, %+.4f]" % tuple(ci)
+
+
+def _answer(predicted: Optional[str], confidence: Optional[float]) -> str:
+    return "%s (%s)" % (predicted, _f(confidence, "%.2f"))
+
+
+def text_lines(d: Dict[str, Any], show: int = 10) -> List[str]:
+    lines = [
+        "runs        A=%s  B=%s" % (d["run_a"], d["run_b"]),
+        "cases       %d compared, %d only in A, %d only in B" % (d["compared"], d["only_in_a"], d["only_in_b"]),
+        "flips       %d right->wrong, %d wrong->right over %d paired cases (flip rate %s)"
+        % (d["right_to_wrong"], d["wrong_to_right"], d["paired"], _f(d["flip_rate"])),
+        "accuracy    A=%s B=%s delta=%s 95%% CI %s (B_used=%d)  McNemar p=%.4g"
+        % (_f(d["accuracy_a"]), _f(d["accuracy_b"]), _f(d["delta"], "%+.4f"), _ci(d["ci95"]), d["B_used"],
+           d["mcnemar_p"]),
+        "confidence  mean shift %s over %d cases" % (_f(d["mean_confidence_shift"], "%+.4f"), d["n_confidence"]),
+    ]
+    if d["label_changed"]:
+        lines.append("label drift %d case(s) have a different gold label in B" % d["label_changed"])
+    for direction, title in (("right_to_wrong", "right->wrong"), ("wrong_to_right", "wrong->right")):
+        cases = [f for f in d["flips"] if f["flip"] == direction]
+        if not cases:
+            continue
+        lines.append("%s (%d%s):" % (title, len(cases), "" if len(cases) <= show else ", showing %d" % show))
+        for f in cases[:show]:
+            lines.append("  row %d (line %d) %s: expected %s  A %s  B %s%s" % (
+                f["row_index"], f["line_no"], f["qid"], json.dumps(f["expected_a"], ensure_ascii=False),
+                _answer(f["predicted_a"], f["confidence_a"]), _answer(f["predicted_b"], f["confidence_b"]),
+                "  [label changed]" if f["label_changed"] else ""))
+    for dim, groups in d["slices"].items():
+        lines.append("by %s:" % dim)
+        for key, g in sorted(groups.items()):
+            lines.append("  %s=%s  n=%d A=%s B=%s delta=%s CI %s r->w=%d w->r=%d p=%.4g" % (
+                dim, key, g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
+                _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"]))
+    if "robustness" in d:
+        from laya_cases.harness.robustness.compare import text_lines as robustness_lines
+        lines += robustness_lines(d["robustness"])
+    return lines
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def markdown(d: Dict[str, Any], show: int = 10) -> str:
+    lines = ["## Case-level diff: `%s` -> `%s`" % (_cell(d["run_a"]), _cell(d["run_b"])), "",
+             "| quantity | value |", "|---|---|"]
+    for name, value in (("compared", d["compared"]), ("only in A", d["only_in_a"]), ("only in B", d["only_in_b"]),
+                        ("paired", d["paired"]), ("right -> wrong", d["right_to_wrong"]),
+                        ("wrong -> right", d["wrong_to_right"]), ("flip rate", _f(d["flip_rate"])),
+                        ("accuracy A", _f(d["accuracy_a"])), ("accuracy B", _f(d["accuracy_b"])),
+                        ("delta (B - A)", _f(d["delta"], "%+.4f")), ("95% CI (paired row bootstrap)", _ci(d["ci95"])),
+                        ("McNemar p (exact)", "%.4g" % d["mcnemar_p"]),
+                        ("mean confidence shift", _f(d["mean_confidence_shift"], "%+.4f")),
+                        ("gold labels changed", d["label_changed"])):
+        lines.append("| %s | %s |" % (name, value))
+    for dim, groups in d["slices"].items():
+        lines += ["", "### by %s" % dim, "",
+                  "| %s | n | accuracy A | accuracy B | delta | 95%% CI | right -> wrong | wrong -> right | McNemar p |"
+                  % dim, "|---|---|---|---|---|---|---|---|---|"]
+        for key, g in sorted(groups.items()):
+            lines.append("| %s | %d | %s | %s | %s | %s | %d | %d | %.4g |" % (
+                _cell(key), g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
+                _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"]))
+    if d["flips"]:
+        lines += ["", "### flipped cases", "", "| direction | row | line | qid | expected | A | B |",
+                  "|---|---|---|---|---|---|---|"]
+        for f in d["flips"][:show]:
+            lines.append("| %s | %d | %d | %s | %s | %s | %s |" % (
+                f["flip"].replace("_", " "), f["row_index"], f["line_no"], _cell(f["qid"]),
+                _cell(json.dumps(f["expected_a"], ensure_ascii=False)), _cell(_answer(f["predicted_a"], f["confidence_a"])),
+                _cell(_answer(f["predicted_b"], f["confidence_b"]))))
+        if len(d["flips"]) > show:
+            lines.append("")
+            lines.append("%d more flipped case(s) in the JSON output." % (len(d["flips"]) - show))
+    if "robustness" in d:
+        from laya_cases.harness.robustness.compare import markdown_lines
+        lines += markdown_lines(d["robustness"])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,2 @@
+"""Inference that writes decisions: the one run loop (execute.py), runner loading, resume, shards.
+"""

@@ -1,0 +1,24 @@
+"""The `run` command's runner flags as the runner's constructor options (recorded in
+extensions.run.runner_options): --runner-option KEY=VALUE pairs plus the shorthands --onnx,
+--unclamped and --subfolder."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+from laya_cases.run.execute import parse_runner_options
+
+
+def runner_options_from_flags(runner: Optional[str], pairs: Optional[Sequence[str]] = None, *,
+                              onnx: Optional[str] = None, unclamped: bool = False,
+                              subfolder: Optional[str] = None) -> Tuple[Optional[str], Dict[str, Any]]:
+    """(runner name, constructor options). --onnx PATH picks the onnx runner unless --runner names
+    one (--model is then the tokenizer source). Raises UsageError on a bad pair."""
+    extra = parse_runner_options(pairs)
+    if onnx is not None:
+        runner = runner or "onnx"
+        extra["onnx"] = str(onnx)
+    if unclamped:
+        extra["unclamped"] = True
+    if subfolder is not None:
+        extra["subfolder"] = subfolder
+    return runner, extra

@@ -1,0 +1,2 @@
+"""What people look at: HTML files, the read-only web app, plots. Views read, never write.
+"""

@@ -1,0 +1,69 @@
+"""A diff document (diff.diff) as HTML sections: the summary with the paired interval and McNemar
+p, per-slice deltas with intervals, and the flipped cases. Used by `diff --html` and the compare
+page of `laya-cases serve`."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+from laya_cases.views.html.markup import cell, esc, num, table
+
+#: flipped cases shown per page/file; the JSON (`diff --json`) lists all
+FLIPS_SHOWN = 200
+
+
+def _ci(ci: Optional[List[float]]) -> str:
+    return num(None) + num(None) if ci is None else num(ci[0], "%+.4f") + num(ci[1], "%+.4f")
+
+
+def summary(d: Dict[str, Any]) -> str:
+    rows = [("compared", d["compared"]), ("only in A", d["only_in_a"]), ("only in B", d["only_in_b"]),
+            ("paired", d["paired"]), ("right -> wrong", d["right_to_wrong"]), ("wrong -> right", d["wrong_to_right"]),
+            ("flip rate", d["flip_rate"]), ("accuracy A", d["accuracy_a"]), ("accuracy B", d["accuracy_b"]),
+            ("delta (B - A)", d["delta"]), ("McNemar p (exact)", d["mcnemar_p"]),
+            ("mean confidence shift", d["mean_confidence_shift"]), ("gold labels changed", d["label_changed"]),
+            ("bootstrap replicates used", d["B_used"])]
+    body = [["<td>%s</td>" % esc(name), num(value, "%+.4f" if name.startswith(("delta", "mean conf")) else "%.4f")]
+            for name, value in rows]
+    ci = d["ci95"]
+    body.append(["<td>95% CI of delta (paired row bootstrap)</td>",
+                 "<td>%s</td>" % ("\u2013" if ci is None else "<span data-lo=\"%s\" data-hi=\"%s\">[%+.4f, %+.4f]</span>"
+                                  % (esc(repr(ci[0])), esc(repr(ci[1])), ci[0], ci[1]))])
+    boot = d["bootstrap"]
+    return ("<h2>Summary</h2>" + table(["quantity", "value"], body, "diff-summary")
+            + '<p class="muted">B=%s, seed %s, level %s, %s paired row(s).</p>'
+            % (esc(boot["B"]), esc(boot["seed"]), esc(boot["level"]), esc(boot["n_rows"])))
+
+
+def slices(d: Dict[str, Any]) -> str:
+    out = []
+    for dim, groups in sorted(d["slices"].items()):
+        rows = [["<td>%s</td>" % esc(key), num(g["paired"]), num(g["accuracy_a"]), num(g["accuracy_b"]),
+                 num(g["delta"], "%+.4f"), _ci(g["ci95"]), num(g["right_to_wrong"]), num(g["wrong_to_right"]),
+                 num(g["mcnemar_p"], "%.4g")] for key, g in sorted(groups.items())]
+        out.append("<h3>by %s</h3>" % esc(dim) + table(
+            [dim, "paired", "accuracy A", "accuracy B", "delta", "95% lower", "95% upper", "right -> wrong",
+             "wrong -> right", "McNemar p"], rows, "diff-slices"))
+    return ("<h2>Per slice</h2>" + "".join(out)) if out else ""
+
+
+def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN) -> str:
+    items = d["flips"]
+    if not items:
+        return "<h2>Flipped cases</h2><p>No case flipped.</p>"
+    rows, classes = [], []
+    for f in items[:shown]:
+        rows.append(["<td>%s</td>" % esc(f["flip"].replace("_", " ")), num(f["row_index"]), num(f["line_no"]),
+                     cell(f["qid"]), "<td><code>%s</code></td>" % esc(json.dumps(f["expected_a"], ensure_ascii=False)),
+                     cell(f["predicted_a"]), num(f["confidence_a"]), cell(f["predicted_b"]), num(f["confidence_b"]),
+                     cell("yes" if f["label_changed"] else "")])
+        classes.append("bad" if f["flip"] == "right_to_wrong" else "good")
+    more = ('<p class="muted">%d more flipped case(s): `laya-cases diff --json` lists all.</p>'
+            % (len(items) - shown) if len(items) > shown else "")
+    return ("<h2>Flipped cases (%d)</h2>" % len(items)
+            + table(["direction", "row", "line", "qid", "expected", "A", "A confidence", "B", "B confidence",
+                     "label changed"], rows, "flips", classes) + more)
+
+
+def sections(d: Dict[str, Any]) -> str:
+    return summary(d) + slices(d) + flips(d)

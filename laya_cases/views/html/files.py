@@ -1,0 +1,48 @@
+"""The self-contained files: `report RUN --html FILE` and `diff A B --html FILE`.
+
+One HTML document, no script, no external resource (fonts, images and plots are inline), the same
+bytes for the same run. Cases are summarised (counts per answer type, the most confident wrong
+answers), never all embedded, so a large run still gives a small file.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict
+
+from laya_cases.core.errors import UsageError
+from laya_cases.query import sql as sqlfiles
+from laya_cases.views.html import diff_view, report_view
+from laya_cases.views.html.markup import page
+
+#: wrong answers listed in the file's case summary
+CONFIDENT_ERRORS = 25
+
+
+def case_summary(con, run_id: str, limit: int = CONFIDENT_ERRORS) -> Dict[str, Any]:
+    return {"types": sqlfiles.rows(sqlfiles.query(con, "html/case_types.sql", {"run_id": run_id})),
+            "confident_errors": sqlfiles.rows(sqlfiles.query(con, "html/confident_errors.sql",
+                                                             {"run_id": run_id, "limit": limit}))}
+
+
+def report_html(doc: Dict[str, Any], summary: Dict[str, Any]) -> str:
+    """The report file: a report document (report.build) and its case summary (`case_summary`)."""
+    run_id = doc["extensions"]["run"]["run_id"]
+    return page("laya-cases report: run %s" % run_id, report_view.sections(doc) + report_view.cases_summary(summary))
+
+
+def diff_html(d: Dict[str, Any]) -> str:
+    """The diff file: a diff document (diff.diff)."""
+    return page("laya-cases diff: %s -> %s" % (d["run_a"], d["run_b"]), diff_view.sections(d))
+
+
+def write_html(path, text: str, what: str = "HTML report") -> None:
+    """Write the file (UTF-8, `\\n` line ends); a failure is one UsageError line."""
+    try:
+        Path(path).write_bytes(text.encode("utf-8"))
+    except OSError as exc:
+        raise UsageError("cannot write %s %r: %s" % (what, str(path), exc)) from None
+
+
+def save_report(path, wh, run_id: str, doc: Dict[str, Any]) -> None:
+    """`report --html FILE`: the report file of a committed run, its case summary read from the store."""
+    write_html(path, report_html(doc, case_summary(wh.connect([run_id]), run_id)))

@@ -1,0 +1,134 @@
+"""A report document (report.build) as HTML sections: identity, overall metrics with counts and
+intervals, coverage cuts, the two plots, the reliability bins and every slice table. Used by the
+self-contained file (`report --html`) and by the run page of `laya-cases serve`."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+from laya_cases.views.html import svg
+from laya_cases.views.html.markup import cell, esc, exact, num, shown, table
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _counts(entry: Any) -> str:
+    """The counts beside a ratio (hits, n, N, ...), as `name value` pairs; the interval is its own column."""
+    if not isinstance(entry, dict):
+        return "<td>%s</td>" % esc(shown(entry))
+    parts = ["%s %s" % (k, exact(v) if not isinstance(v, str) else v) for k, v in sorted(entry.items()) if k != "ci"]
+    return '<td class="muted">%s</td>' % esc(", ".join(parts))
+
+
+def _ci(entry: Any) -> str:
+    ci = entry.get("ci") if isinstance(entry, dict) else None
+    if not ci:
+        return "<td></td><td></td>"
+    return num(ci.get("lower")) + num(ci.get("upper"))
+
+
+def identity(doc: Dict[str, Any]) -> str:
+    run = doc["extensions"]["run"]
+    rows = [["<td>%s</td>" % esc(k), "<td><code>%s</code></td>" % esc(_text(run[k]))] for k in sorted(run)]
+    return "<h2>Run</h2>" + table(["field", "value"], rows, "identity")
+
+
+def overall(doc: Dict[str, Any]) -> str:
+    ext = doc["extensions"]["overall"]
+    boot = doc["extensions"]["run"].get("bootstrap")
+    level = "%g%%" % (100 * boot["level"]) if boot else ""
+    headers = ["metric", "value", "counts"] + (["%s lower" % level, "%s upper" % level] if boot else [])
+    rows = []
+    for name in sorted(doc["overall"]):
+        entry = ext.get(name)
+        rows.append(['<td id="m-%s">%s</td>' % (esc(name), esc(name)), num(doc["overall"][name]), _counts(entry)]
+                    + ([_ci(entry)] if boot else []))
+    note = ('<p class="muted">Intervals: %s percentile bootstrap, B=%s row resamples, seed %s.</p>'
+            % (esc(level), esc(boot["B"]), esc(boot["seed"])) if boot else "")
+    return ('<h2>Overall</h2><p>%s case(s).</p>' % esc(ext.get("n_cases"))
+            + table(headers, rows, "overall") + note)
+
+
+def coverage_cuts(doc: Dict[str, Any]) -> str:
+    cuts = doc["extensions"]["overall"].get("coverage") or {}
+    sel = sorted(k for k in doc["overall"] if k.startswith("selective_accuracy@"))
+    if not cuts and not sel:
+        return ""
+    ext = doc["extensions"]["overall"]
+    rows = []
+    for name in sel:
+        c = ext.get(name, {})
+        rows.append(["<td>%s</td>" % esc(name), num(c.get("N")), num(c.get("accepted")), num(c.get("hits")),
+                     num(c.get("coverage_actual")), num(c.get("cut_confidence", c.get("threshold"))),
+                     num(doc["overall"][name])])
+    for name in sorted(cuts):
+        c = cuts[name]
+        rows.append(["<td>coverage:%s</td>" % esc(name), num(c.get("N")), num(c.get("accepted")), num(c.get("hits")),
+                     num(c.get("coverage_actual")), num(c.get("cut_confidence", c.get("threshold"))),
+                     num(c.get("selective_accuracy"))])
+    return "<h2>Coverage cuts</h2>" + table(["cut", "N", "accepted", "hits", "coverage", "confidence cut",
+                                              "selective accuracy"], rows, "coverage")
+
+
+def plots(doc: Dict[str, Any]) -> str:
+    ext = doc["extensions"]["overall"]
+    bins = ext.get("reliability") or []
+    body = ['<div class="plots">', svg.reliability(bins, doc["overall"].get("ece")),
+            svg.risk_coverage(ext.get("risk_coverage") or [], doc["overall"].get("aurc")), "</div>"]
+    if bins:
+        rows = [[num(b.get("bin")), num(b.get("lower")), num(b.get("upper")), num(b.get("n_b")),
+                 num(b.get("mean_confidence")), num(b.get("accuracy")), num(b.get("gap"))] for b in bins]
+        body.append("<details><summary>Reliability bins</summary>%s</details>"
+                    % table(["bin", "lower", "upper", "cases", "mean confidence", "accuracy", "gap"], rows, "bins"))
+    return "<h2>Calibration</h2>" + "".join(body)
+
+
+def _slice_cell(value: Any, entry: Any) -> str:
+    ci = entry.get("ci") if isinstance(entry, dict) else None
+    if value is None:
+        return "<td></td>"
+    if not ci:
+        return num(value)
+    return ('<td class="n" data-v="%s">%s <span class="muted ci" data-lo="%s" data-hi="%s">[%s, %s]</span></td>'
+            % (esc(exact(value)), esc(shown(value)), esc(exact(ci.get("lower"))), esc(exact(ci.get("upper"))),
+               esc(shown(ci.get("lower"), "%.3f")), esc(shown(ci.get("upper"), "%.3f"))))
+
+
+def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None) -> str:
+    out = []
+    ext = doc["extensions"]["slices"]
+    for dim in (dims if dims is not None else list(doc["slices"])):
+        groups = doc["slices"].get(dim, {})
+        names = sorted({m for g in groups.values() for m in g})
+        rows = []
+        for key in sorted(groups):
+            counts = ext.get(dim, {}).get(key, {})
+            rows.append(["<td>%s</td>" % esc(key), num(counts.get("n_cases"))]
+                        + [_slice_cell(groups[key].get(m), counts.get(m)) for m in names])
+        out.append('<h3 id="slice-%s">by %s</h3>' % (esc(dim), esc(dim))
+                   + table([dim, "cases"] + names, rows, "slice"))
+    return ("<h2>Slices</h2>" + "".join(out)) if out else ""
+
+
+def sections(doc: Dict[str, Any]) -> str:
+    """Everything of the report, in reading order."""
+    return "".join([overall(doc), coverage_cuts(doc), plots(doc), slices(doc), identity(doc)])
+
+
+def cases_summary(summary: Dict[str, Any]) -> str:
+    """The case list summarised (the full list is `report --json`): counts per answer type and the
+    most confident wrong answers."""
+    rows = [["<td>%s</td>" % esc(r["answer_type"]), num(r["n"]), num(r["n_correct"]), num(r["n_incorrect"]),
+             num(r["n_unscored"])] for r in summary["types"]]
+    out = ["<h2>Cases</h2>", table(["answer type", "cases", "correct", "incorrect", "unscored"],
+                                   rows, "case-types")]
+    wrong = summary["confident_errors"]
+    if wrong:
+        out.append("<h3>Most confident wrong answers (%d shown)</h3>" % len(wrong))
+        out.append(table(["row", "qid", "expected", "predicted", "confidence", "language"],
+                         [[num(r["row_index"]), cell(r["qid"]), "<td><code>%s</code></td>" % esc(r["expected_json"]),
+                           cell(r["predicted"]), num(r["confidence"]), cell(r["language_key"])] for r in wrong],
+                         "confident-errors"))
+    return "".join(out)

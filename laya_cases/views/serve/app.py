@@ -1,0 +1,104 @@
+"""The Starlette app: GET routes only, each checking its URL values (params.py) before any query,
+and one error page for every failure (400 for a bad value, 404, 405; a 500 shows no traceback)."""
+from __future__ import annotations
+
+import logging
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from laya_cases.core.errors import UsageError
+from laya_cases.views.serve import pages
+from laya_cases.views.serve import params as P
+from laya_cases.views.serve.data import Data
+
+_CASES_PARAMS = ("language", "model", "tag", "qid", "outcome", "min_confidence", "max_confidence", "after_row",
+                 "after_qid", "limit")
+_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'"}
+log = logging.getLogger("laya_cases.views.serve")
+
+
+def _html(text: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(text, status_code=status, headers=_HEADERS)
+
+
+def _run(data: Data, request: Request) -> str:
+    return P.run_id(request.path_params["run_id"], data.run_ids())
+
+
+def build(wh) -> Starlette:
+    data = Data(wh)
+
+    def runs(request: Request):
+        P.single(request.query_params.multi_items(), ())
+        return _html(pages.runs_page(*data.runs()))
+
+    def run(request: Request):
+        run_id = _run(data, request)
+        P.single(request.query_params.multi_items(), ())
+        return _html(pages.run_page(run_id, data.report(run_id), data.run_ids()))
+
+    def cases(request: Request):
+        run_id = _run(data, request)
+        raw = P.single(request.query_params.multi_items(), _CASES_PARAMS)
+        choices = data.filter_values(run_id)
+        filters = {dim: P.one_of(raw.get(dim), dim, choices[dim]) for dim in ("language", "model", "qid", "tag")}
+        filters["outcome"] = P.one_of(raw.get("outcome"), "outcome", P.OUTCOMES)
+        filters["min_confidence"] = P.unit(raw.get("min_confidence"), "min_confidence")
+        filters["max_confidence"] = P.unit(raw.get("max_confidence"), "max_confidence")
+        if None not in (filters["min_confidence"], filters["max_confidence"]) and \
+                filters["min_confidence"] > filters["max_confidence"]:
+            raise P.BadRequest("min_confidence is above max_confidence")
+        limit = P.integer(raw.get("limit"), "limit", *P.PAGE_SIZES) or P.DEFAULT_PAGE
+        after_row = P.integer(raw.get("after_row"), "after_row")
+        after_qid = P.one_of(raw.get("after_qid"), "after_qid", choices["qid"])
+        if (after_row is None) != (after_qid is None):
+            raise P.BadRequest("after_row and after_qid go together")
+        rows, n = data.cases_page(run_id, filters, None if after_row is None else (after_row, after_qid), limit)
+        next_query = None
+        if len(rows) == limit:
+            next_query = dict(raw, after_row=str(rows[-1]["row_index"]), after_qid=rows[-1]["qid"])
+        return _html(pages.cases_page(run_id, raw, choices, rows, n, next_query, limit))
+
+    def case(request: Request):
+        run_id = _run(data, request)
+        raw = P.single(request.query_params.multi_items(), ("row", "qid"))
+        if "row" not in raw or "qid" not in raw:
+            raise P.BadRequest("a case is named by row and qid")
+        row = P.integer(raw["row"], "row", 0, max(0, data.run_row(run_id)["n_rows"] - 1))
+        qid = P.one_of(raw["qid"], "qid", data.filter_values(run_id)["qid"])
+        found = data.case(run_id, row, qid)
+        if found is None:
+            raise HTTPException(404, "run %s has no case at row %d with qid %s" % (run_id, row, qid))
+        return _html(pages.case_page(run_id, found))
+
+    def compare(request: Request):
+        raw = P.single(request.query_params.multi_items(), ("a", "b", "by"))
+        if "a" not in raw or "b" not in raw:
+            raise P.BadRequest("compare needs two runs: ?a=RUN&b=RUN")
+        known = data.run_ids()
+        a, b = P.run_id(raw["a"], known), P.run_id(raw["b"], known)
+        by = P.one_of(raw.get("by"), "by", pages.DIMS)
+        return _html(pages.compare_page(data.diff(a, b, by), known))
+
+    def no_page(request: Request):
+        raise P.BadRequest("no such page under /run/: %r" % request.url.path[:120])
+
+    async def bad_request(request: Request, exc: Exception):
+        return _html(pages.error_page(400, str(exc)), 400)
+
+    async def http_error(request: Request, exc: HTTPException):
+        return _html(pages.error_page(exc.status_code, exc.detail or ""), exc.status_code)
+
+    async def server_error(request: Request, exc: Exception):
+        log.error("serve: %s on %s", type(exc).__name__, request.url.path)
+        return _html(pages.error_page(500, "internal error (%s); nothing was changed" % type(exc).__name__), 500)
+
+    routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
+              Route("/run/{run_id}/case", case), Route("/compare", compare), Route("/run/{rest:path}", no_page)]
+    handlers = {P.BadRequest: bad_request, UsageError: bad_request, HTTPException: http_error, Exception: server_error}
+    return Starlette(routes=routes, exception_handlers=handlers)

@@ -1,0 +1,98 @@
+"""What the pages read, through fixed SQL files (sql/serve/) with bound parameters: never a whole
+table into Python. Reports and diffs are the library's own (report.build, diff.diff), cached per run
+file stamp (a committed run never changes; a new commit of an id after gc gets a new stamp)."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Tuple
+
+from laya_cases.report import build as R
+from laya_cases.query import sql as sqlfiles
+
+DIFF_BOOTSTRAP = 2000          # `laya-cases diff`'s default, so the compare page equals `diff --json`
+_CACHED = 16
+_COUNTS = 256
+
+
+class Data:
+    """The warehouse as the pages read it."""
+
+    def __init__(self, wh):
+        self.wh = wh
+        self._lock = threading.Lock()
+        self._cons: "OrderedDict[tuple, Any]" = OrderedDict()
+        self._docs: "OrderedDict[tuple, Any]" = OrderedDict()
+        self._counts: "OrderedDict[tuple, int]" = OrderedDict()
+
+    # ------------------------------------------------------------------ caches
+    def _stamp(self, run_id: str) -> tuple:
+        st = self.wh.run_file(run_id).stat()
+        return (run_id, st.st_mtime_ns, st.st_size)
+
+    def _remember(self, cache: OrderedDict, key, make, size: int = _CACHED):
+        with self._lock:
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        value = make()
+        with self._lock:
+            cache[key] = value
+            while len(cache) > size:
+                cache.popitem(last=False)
+        return value
+
+    def cursor(self, run_id: str):
+        """A cursor on the run's cached connection (views over its Parquet files; one per request)."""
+        return self._remember(self._cons, self._stamp(run_id), lambda: self.wh.connect([run_id])).cursor()
+
+    # ------------------------------------------------------------------ runs
+    def run_ids(self) -> List[str]:
+        return self.wh.run_ids()
+
+    def runs(self) -> Tuple[List[str], List[tuple], Dict[str, str]]:
+        """(columns, rows, damaged run -> problem) of every committed run, oldest first."""
+        from laya_cases.query.listing import runs
+
+        self.wh.damaged = {}
+        columns, rows = runs(self.wh.connect())
+        return columns or [], list(rows), dict(self.wh.damaged)
+
+    def run_row(self, run_id: str) -> Dict[str, Any]:
+        return sqlfiles.rows(self.cursor(run_id).execute("SELECT * FROM runs WHERE run_id = $run_id",
+                                                         {"run_id": run_id}))[0]
+
+    def report(self, run_id: str) -> Dict[str, Any]:
+        """`report RUN --json --no-cases`, as a dict."""
+        def make():
+            return R.build(self.wh.connect([run_id]), run_id, R.Options(include_cases=False))
+        return self._remember(self._docs, ("report",) + self._stamp(run_id), make)
+
+    def diff(self, run_a: str, run_b: str, by: Optional[str]) -> Dict[str, Any]:
+        """`diff A B [--by DIM] --json`, as a dict."""
+        from laya_cases.report.diff import diff
+
+        key = ("diff", by) + self._stamp(run_a) + self._stamp(run_b)
+        return self._remember(self._docs, key, lambda: diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP))
+
+    # ------------------------------------------------------------------ cases
+    def filter_values(self, run_id: str) -> Dict[str, List[str]]:
+        out: Dict[str, List[str]] = {"language": [], "model": [], "qid": [], "tag": []}
+        for dim, value in sqlfiles.query(self.cursor(run_id), "serve/filter_values.sql", {"run_id": run_id}).fetchall():
+            out[dim].append(value)
+        return out
+
+    def cases_page(self, run_id: str, filters: Dict[str, Any], after: Optional[tuple], limit: int):
+        """(rows of one page, number of cases passing the filters)."""
+        params = dict(filters, run_id=run_id, after_row=None, after_qid=None, limit=None)
+        con = self.cursor(run_id)
+        key = ("count",) + self._stamp(run_id) + tuple(sorted(filters.items()))      # paging re-counts nothing
+        n = self._remember(self._counts, key,        # no keyset, no limit: every case the pages walk through
+                           lambda: sqlfiles.count(con, "serve/cases_page.sql", params), _COUNTS)
+        params.update(after_row=after[0] if after else None, after_qid=after[1] if after else None, limit=limit)
+        return sqlfiles.rows(sqlfiles.query(con, "serve/cases_page.sql", params)), n
+
+    def case(self, run_id: str, row_index: int, qid: str) -> Optional[Dict[str, Any]]:
+        found = sqlfiles.rows(sqlfiles.query(self.cursor(run_id), "serve/case.sql",
+                                             {"run_id": run_id, "row_index": row_index, "qid": qid}))
+        return found[0] if found else None

@@ -1,0 +1,144 @@
+"""The pages of `laya-cases serve`, as HTML strings (no template engine, no script). Every value
+goes through markup.esc / num / cell; every href is built with urllib.parse quoting."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+from urllib.parse import quote, urlencode
+
+from laya_cases.views.html import diff_view, report_view
+from laya_cases.views.html.markup import cell, esc, link, num, page, table
+from laya_cases.views.serve.params import OUTCOMES
+
+DIMS = ("language", "model", "qid", "tag")
+CASE_COLUMNS = ("row_index", "qid", "language_key", "model_key", "tags", "answer_type", "expected_json", "predicted",
+                "confidence", "correct")
+
+
+def run_href(run_id: str, tail: str = "", query: Optional[Dict[str, Any]] = None) -> str:
+    href = "/run/%s%s" % (quote(run_id, safe=""), tail)
+    return href + ("?" + urlencode(query) if query else "")
+
+
+def nav(run_id: Optional[str] = None) -> str:
+    parts = [link("/", "Runs")]
+    if run_id is not None:
+        parts += [link(run_href(run_id), "Run %s" % run_id), link(run_href(run_id, "/cases"), "Cases")]
+    return " ".join(parts)
+
+
+def _select(name: str, values: List[str], chosen: Optional[str], blank: str = "(any)") -> str:
+    options = ['<option value="">%s</option>' % esc(blank)]
+    options += ['<option value="%s"%s>%s</option>' % (esc(v), " selected" if v == chosen else "", esc(v)) for v in values]
+    return '<label>%s <select name="%s">%s</select></label>' % (esc(name), esc(name), "".join(options))
+
+
+def compare_form(run_ids: List[str], a: Optional[str] = None, b: Optional[str] = None, by: Optional[str] = None) -> str:
+    return ('<form class="filters" method="get" action="/compare">%s%s%s <button type="submit">Compare</button></form>'
+            % (_select("a", run_ids, a, "(run A)"), _select("b", run_ids, b, "(run B)"), _select("by", list(DIMS), by, "(none)")))
+
+
+def _run_cell(column: str, value: Any) -> str:
+    if column == "run_id":
+        return "<td>%s</td>" % link(run_href(value), value)
+    if column.endswith("_sha256") and isinstance(value, str):       # the full digest on hover
+        return '<td title="%s"><code>%s\u2026</code></td>' % (esc(value), esc(value[:12]))
+    return cell(value)
+
+
+def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) -> str:
+    body = []
+    if not rows:
+        body.append("<p>No committed runs in this warehouse.</p>")
+    else:
+        cells = [[_run_cell(c, v) for c, v in zip(columns, r)] for r in rows]
+        body.append(table(columns, cells, "runs"))
+        body.append("<h2>Compare two runs</h2>" + compare_form([r[columns.index("run_id")] for r in rows]))
+    for rid, problem in sorted(damaged.items()):
+        body.append('<p class="muted">run %s is damaged and left out: %s</p>' % (esc(rid), esc(problem)))
+    return page("Runs", "".join(body))
+
+
+def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str]) -> str:
+    body = ['<p>%s &middot; compare with: %s</p>' % (link(run_href(run_id, "/cases"), "Browse the cases"),
+                                                    compare_form(run_ids, run_id)),
+            report_view.sections(doc)]
+    return page("Run %s" % run_id, "".join(body), nav(run_id))
+
+
+def cases_page(run_id: str, chosen: Dict[str, str], choices: Dict[str, List[str]], rows: List[Dict[str, Any]],
+               n: int, next_query: Optional[Dict[str, str]], limit: int) -> str:
+    form = ['<form class="filters" method="get" action="%s">' % esc(run_href(run_id, "/cases"))]
+    form += [_select(dim, choices[dim], chosen.get(dim)) for dim in DIMS if choices.get(dim)]
+    form.append(_select("outcome", list(OUTCOMES), chosen.get("outcome")))
+    for name in ("min_confidence", "max_confidence"):
+        form.append('<label>%s <input name="%s" value="%s" size="6"></label>' % (esc(name), esc(name), esc(chosen.get(name, ""))))
+    form.append('<label>limit <input name="limit" value="%s" size="4"></label>' % esc(chosen.get("limit", limit)))
+    form.append('<button type="submit">Filter</button></form>')
+    cells = []
+    for r in rows:
+        href = run_href(run_id, "/case", {"row": r["row_index"], "qid": r["qid"]})
+        cells.append(['<td><a href="%s">%s</a></td>' % (esc(href), esc(r["row_index"]))]
+                     + [cell(", ".join(r[c] or [])) if c == "tags" else cell(r[c]) for c in CASE_COLUMNS[1:]])
+    classes = ["good" if r["correct"] else "bad" if r["correct"] is False else "" for r in rows]
+    more = ""
+    if next_query is not None:
+        more = "<p>%s</p>" % link(run_href(run_id, "/cases", next_query), "Next page \u2192")
+    first = {k: v for k, v in chosen.items() if k not in ("after_row", "after_qid")}
+    body = ["".join(form), '<p><span id="n-matching" data-v="%d">%d</span> case(s) match; showing %d. %s</p>'
+            % (n, n, len(rows), link(run_href(run_id, "/cases", first), "first page") if "after_row" in chosen else ""),
+            table(list(CASE_COLUMNS), cells, "cases", classes), more]
+    return page("Cases of run %s" % run_id, "".join(body), nav(run_id))
+
+
+def _json_text(value: Optional[str]) -> str:
+    if value is None:
+        return ""
+    try:
+        return json.dumps(json.loads(value), ensure_ascii=False, indent=2, sort_keys=True)
+    except ValueError:
+        return value
+
+
+def _marks(option: str, case: Dict[str, Any]) -> str:
+    gold = case["expected_json"] is not None and option in (case["expected_json"], _json_text(case["expected_json"]).strip('"'))
+    return " ".join(m for m, on in (("gold", gold), ("predicted", option == case["predicted"])) if on)
+
+
+def case_page(run_id: str, case: Dict[str, Any]) -> str:
+    title = "Case %s / %s of run %s" % (case["row_index"], case["qid"], run_id)
+    main = ("case_id", "row_index", "line_no", "qid", "question_type", "answer_type", "predicted", "confidence",
+            "confidence_source", "correct", "score_mae", "language_key", "model_key", "tags", "call_ms")
+    rows = [["<td>%s</td>" % esc(k), cell(", ".join(case[k] or [])) if k == "tags" else cell(case[k])] for k in main]
+    body = ["<h2>Decision</h2>", table(["field", "value"], rows, "case")]
+    body.append("<h2>Gold</h2><pre id=\"gold\">%s</pre>" % esc(_json_text(case["expected_json"])))
+    if case.get("state_json") is not None:
+        body.append("<h2>State</h2><pre id=\"state\">%s</pre>" % esc(_json_text(case["state_json"])))
+    else:
+        body.append('<h2>State</h2><p class="muted" id="state">Not stored in this run (the store keeps a digest of '
+                    'the state in case_id; harness runs record it in state_json).</p>')
+    body.append("<h2>Instructions</h2><pre>%s</pre>" % esc(case["instructions"] or ""))
+    options, texts, probs = case["options"] or [], case["option_texts"] or [], case["probabilities"] or []
+    if options:
+        orows = [["<td>%s</td>" % esc(o), "<td>%s</td>" % esc(texts[i] if i < len(texts) else ""),
+                  num(probs[i] if i < len(probs) else None), cell(_marks(o, case))]
+                 for i, o in enumerate(options)]
+        body.append("<h2>Options</h2>" + table(["option", "text", "probability", ""], orows, "options"))
+    body.append("<h2>Answer</h2><pre id=\"answer\">%s</pre>" % esc(_json_text(case["answer_json"])))
+    shown = set(main) | {"expected_json", "state_json", "instructions", "options", "option_texts", "probabilities",
+                         "answer_json", "run_id"}
+    extra = [["<td>%s</td>" % esc(k), cell(json.dumps(v) if isinstance(v, list) else v)]
+             for k, v in case.items() if k not in shown and v is not None]
+    if extra:
+        body.append("<h2>Other stored columns</h2>" + table(["column", "value"], extra, "extra"))
+    return page(title, "".join(body), nav(run_id))
+
+
+def compare_page(d: Dict[str, Any], run_ids: List[str]) -> str:
+    body = compare_form(run_ids, d["run_a"], d["run_b"], d["by"]) + diff_view.sections(d)
+    return page("Compare %s -> %s" % (d["run_a"], d["run_b"]), body, nav())
+
+
+def error_page(status: int, message: str) -> str:
+    return page("%d %s" % (status, {400: "Bad request", 404: "Not found", 405: "Method not allowed"}.get(status, "Error")),
+                "<p id=\"error\">%s</p><p>%s</p>" % (esc(message), link("/", "Back to the runs")), nav())
