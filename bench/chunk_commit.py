@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from resume_double import ResumeDouble, write_dataset  # noqa: E402
-from laya_cases.run.execute import RunOptions, execute  # noqa: E402
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
 
 

@@ -26,6 +26,7 @@ import synthetic as S  # noqa: E402
 from laya_cases.report import build as R  # noqa: E402
 from laya_cases.query import sql as Q  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
+from laya_cases.query.sql import connect
 
 
 def peak_mb() -> float:
@@ -61,13 +62,13 @@ def main() -> None:
         S.write_run(wh, "syn", S.decisions(a.n, seed=1, distinct=a.distinct))
         print("write %d decisions: %.2fs (%.0f decisions/s)" % (a.n, time.perf_counter() - start,
                                                                   a.n / (time.perf_counter() - start)))
-        duck, times = timed(lambda: R.dumps(R.build(wh.connect(["syn"]), "syn", options)), a.repeat)
+        duck, times = timed(lambda: R.dumps(R.build(connect(wh, ["syn"]), "syn", options)), a.repeat)
         print("duckdb report: best %.3fs median %.3fs" % (min(times), statistics.median(times)))
         seam = (Q.query, Q.materialize)
         Q.query = lambda con, name, params=None: con.execute(Q.text(name), Q._bind(name, params))
         Q.materialize = lambda con, name, table, params=None: con.execute(
             "CREATE OR REPLACE TEMP TABLE %s AS %s" % (Q.quote_ident(table), Q.text(name)), Q._bind(name, params))
-        _, bypass = timed(lambda: R.dumps(R.build(wh.connect(["syn"]), "syn", options)), a.repeat)
+        _, bypass = timed(lambda: R.dumps(R.build(connect(wh, ["syn"]), "syn", options)), a.repeat)
         Q.query, Q.materialize = seam
         print("duckdb report, seam bypassed: best %.3fs median %.3fs" % (min(bypass), statistics.median(bypass)))
         print("peak RSS (this process): %.0f MB" % peak_mb())

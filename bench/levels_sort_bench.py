@@ -28,6 +28,7 @@ import synthetic as S  # noqa: E402
 
 from laya_cases.query import sql as Q  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
+from laya_cases.query.sql import connect
 
 COLUMNS = ["dim", "key", "level", "conf", "rows", "hits", "accepted", "cum_hits", "N"]
 
@@ -144,7 +145,7 @@ def main() -> None:
         wh = Warehouse(root)
         if tmp is not None:
             S.write_run(wh, args.run, S.decisions(args.n, distinct=not args.rounded))
-        con = wh.connect([args.run])
+        con = connect(wh, [args.run])
         for name in ("cells", "slice_map"):
             Q.materialize(con, "pipeline/%s.sql" % name, name, {"run_id": args.run})
         t = time.perf_counter()

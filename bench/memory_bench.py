@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from laya_cases.query.sql import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -49,7 +50,7 @@ def child(args) -> dict:
     options = R.Options(include_cases=False, bootstrap=args.bootstrap,
                         progress=lambda done, total: rss.append((done, status_mb("VmRSS"),
                                                                  time.perf_counter() - start)))
-    con = Warehouse(args.store).connect([args.run])
+    con = connect(Warehouse(args.store), [args.run])
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     doc = R.build(con, args.run, options)
     seconds = time.perf_counter() - start

@@ -40,6 +40,7 @@ import synthetic as S  # noqa: E402
 
 from laya_cases.report import build as R  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
+from laya_cases.query.sql import connect
 
 EDGES = np.array([i / 15 for i in range(16)])
 
@@ -137,9 +138,9 @@ def child(args) -> dict:
     if args.step == "report":
         wh = Warehouse(args.store)
         options = R.Options(include_cases=False, bootstrap=args.bootstrap)
-        R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
+        R.build(connect(wh, ["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
         t = time.perf_counter()
-        doc = R.build(wh.connect(["bench"]), "bench", options)
+        doc = R.build(connect(wh, ["bench"]), "bench", options)
         seconds = time.perf_counter() - t
         return {"s": seconds, "mb": peak_mb(), "overall": doc["overall"],
                 "levels": doc["extensions"]["overall"]["aurc"]["n_levels"],
@@ -159,13 +160,13 @@ def child_json(args) -> dict:
     from laya_cases.report import answer_helper, stream as report_json
 
     wh = Warehouse(args.store)
-    R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
+    R.build(connect(wh, ["bench"]), "bench", R.Options(include_cases=False))       # warm the file cache
     t = time.perf_counter()
-    doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
+    doc = R.build(connect(wh, ["bench"]), "bench", R.Options(include_cases=False))
     text_s = time.perf_counter() - t
     target = str(Path(args.store) / "report.json")
     t = time.perf_counter()
-    doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
+    doc = R.build(connect(wh, ["bench"]), "bench", R.Options(include_cases=False))
     report_json.save(target, doc, wh, "bench", (), with_cases=False)
     bare_s = time.perf_counter() - t
     helper_kb = [0.0]                            # the answer-rendering helper process's peak (VmHWM)
@@ -180,7 +181,7 @@ def child_json(args) -> dict:
         close(self)
     answer_helper.Helper.close = close_measured
     t = time.perf_counter()
-    doc = R.build(wh.connect(["bench"]), "bench", R.Options(include_cases=False))
+    doc = R.build(connect(wh, ["bench"]), "bench", R.Options(include_cases=False))
     report_json.save(target, doc, wh, "bench", ())
     full_s = time.perf_counter() - t
     return {"text_s": text_s, "bare_s": bare_s, "full_s": full_s, "mb_file": os.path.getsize(target) / 1e6,
@@ -194,7 +195,7 @@ def child_floor(args) -> dict:
     (one group, no payload)."""
     from laya_cases.query import catalogue
 
-    con = Warehouse(args.store).connect(["bench"])
+    con = connect(Warehouse(args.store), ["bench"])
     catalogue.materialize_all(con, catalogue.build_order(["level_cells"], ("pipeline",)), {"run_id": "bench"})
     rows = con.execute("SELECT count(*) FROM level_cells").fetchone()[0]
     t = time.perf_counter()

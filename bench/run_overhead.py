@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from laya_cases.harness.massive import sampler as massive  # noqa: E402
-from laya_cases.run.execute import RunOptions, execute  # noqa: E402
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions  # noqa: E402
 from laya_cases.runners import registry  # noqa: E402
 from laya_cases.runners.embedding import option_embed_texts  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402

@@ -18,7 +18,8 @@ import typer
 from typer.core import TyperGroup
 
 from laya_cases.core.errors import UsageError
-from laya_cases.store.warehouse import Warehouse, resolve_root
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import resolve_root
 from laya_cases_cli import console
 
 

@@ -84,7 +84,7 @@ def to_hf_command(
       laya-cases dataset to-hf RUN --out run-cases
     """
     from laya_cases.api import Store
-    from laya_cases.interop.convert import run_to_hf
+    from laya_cases.api import run_to_hf
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError("--out %s exists; give a new folder" % out)

@@ -157,18 +157,19 @@ def diff(
     Example:
       laya-cases diff base int8 --by language --show 5
     """
+    from laya_cases.harness.diff_blocks import DIFF_BLOCKS
     from laya_cases.report.diff import diff as do_diff, markdown, text_lines
 
     if show < 0:
         raise UsageError("--show must be >= 0, got %d" % show)
     bound = G.parse_limit("--max-flip-rate", max_flip_rate)
     result = do_diff(warehouse_of(warehouse), run_a, run_b, by=by, bootstrap=bootstrap, seed=seed,
-                     max_flip_rate=bound, engine=check_engine(engine), master=spark_master)
-    for line in text_lines(result, show):
+                     max_flip_rate=bound, engine=check_engine(engine), master=spark_master, blocks=DIFF_BLOCKS)
+    for line in text_lines(result, show, DIFF_BLOCKS):
         console.out(line)
     if json_out is not None:
         write_text(json_out, json.dumps(result, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "diff")
-    write_text(markdown_out, markdown(result, show), "diff markdown")
+    write_text(markdown_out, markdown(result, show, DIFF_BLOCKS), "diff markdown")
     if html_out is not None:
         from laya_cases.views.html.files import diff_html, write_html
         write_html(html_out, diff_html(result), "diff HTML")

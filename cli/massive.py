@@ -145,7 +145,8 @@ def run_command(
       laya-cases massive run --model ckpt/ --langs all --unclamped --json massive.json
     """
     from laya_cases.harness.massive import document, harness as H
-    from laya_cases.run.execute import RunnerCrash, RunOptions
+    from laya_cases.run.inference import RunnerCrash
+    from laya_cases.run.options import RunOptions
     from laya_cases.run.flags import runner_options_from_flags
     from laya_cases_cli.progress import RowProgress
     from laya_cases.harness.massive.data import parse_langs

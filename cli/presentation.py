@@ -12,6 +12,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
+from laya_cases.query.sql import connect
 
 
 def _signed(x: Optional[float], digits: int = 4) -> str:
@@ -63,7 +64,7 @@ def presentation_command(
     """
     from laya_cases.harness.presentation import checks
     from laya_cases.harness.presentation.harness import execute
-    from laya_cases.run.execute import RunnerCrash
+    from laya_cases.run.inference import RunnerCrash
 
     wh = warehouse_of(warehouse)
     if run is not None:
@@ -80,7 +81,7 @@ def presentation_command(
             console.note(str(crash))
             raise typer.Exit(1)
         console.committed(rid, wh.root, 0)
-    doc = checks.verdict(wh.connect([rid]), rid)
+    doc = checks.verdict(connect(wh, [rid]), rid)
     for line in verdict_lines(doc):
         console.out(line)
     for reason in doc["reasons"]:

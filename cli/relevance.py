@@ -85,7 +85,7 @@ def run_command(
       laya-cases relevance run --data DIR --model smollm2 --runner hf-generate --template prompt.txt
     """
     from laya_cases.harness.relevance.bench import BenchOptions, run_benchmark
-    from laya_cases.run.execute import parse_runner_options
+    from laya_cases.run.options import parse_runner_options
 
     opts = BenchOptions(data=data, manifest=manifest, data_root=data_root, model=model, runner=runner, name=name,
                         langs=_langs(langs), template=str(template) if template else None, run_id=run_id,

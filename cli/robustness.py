@@ -84,7 +84,7 @@ def robustness_command(
 def _execute(wh, dataset: Path, *, runner_option, **options) -> str:
     from laya_cases_cli.progress import RowProgress
     from laya_cases.harness.robustness.execute import RobustnessOptions, execute
-    from laya_cases.run.execute import parse_runner_options
+    from laya_cases.run.options import parse_runner_options
 
     opts = RobustnessOptions(dataset=str(dataset), runner_options=parse_runner_options(runner_option), **options)
     with RowProgress("robustness", waiting="loading the model") as bar:

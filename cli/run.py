@@ -10,6 +10,8 @@ import typer
 
 from laya_cases.core.errors import UsageError
 from laya_cases.report.request import ReportRequest
+from laya_cases.run.flags import runner_options_from_flags
+from laya_cases.run.options import RunOptions
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.gates import prepare_gate
@@ -113,8 +115,8 @@ def run_command(
       laya-cases run data/support.jsonl --limit 4 -q       # a smoke run; prints the run id
     """
     from laya_cases_cli.progress import RowProgress
-    from laya_cases.run.execute import RunnerCrash, RunOptions, execute
-    from laya_cases.run.flags import runner_options_from_flags
+    from laya_cases.run.execute import execute
+    from laya_cases.run.inference import RunnerCrash
 
     runner, extra = runner_options_from_flags(runner, runner_option, onnx=onnx, unclamped=unclamped,
                                               subfolder=subfolder)

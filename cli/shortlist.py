@@ -47,7 +47,7 @@ def shortlist_command(
       laya-cases shortlist banking77.jsonl --model minilm --k 10 --embedder minilm
       laya-cases shortlist banking77.jsonl --model ckpt/ --tournament --group-size 16
     """
-    from laya_cases.run.execute import RunnerCrash
+    from laya_cases.run.inference import RunnerCrash
     from laya_cases.harness.shortlist.harness import ShortlistOptions, execute
     from laya_cases_cli.progress import RowProgress
 

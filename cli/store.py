@@ -12,6 +12,7 @@ from laya_cases.query import listing
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE, gate_options, report_options
+from laya_cases.query.sql import connect
 
 if TYPE_CHECKING:           # the report code is imported by the commands that use it: `runs` starts faster
     from laya_cases.report import build as R
@@ -210,7 +211,8 @@ def plot(
       laya-cases plot b77-k10 --kind shortlist
     """
     from laya_cases.report import build as R
-    from laya_cases.views.plots import plot_kind, plot_report
+    from laya_cases.views.plot_kinds import plot_kind
+    from laya_cases.views.plots import plot_report
 
     if by is not None and by not in R.DIMENSIONS:
         raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
@@ -220,7 +222,7 @@ def plot(
         for path in plot_kind(wh, run_id, kind, out, R.check_bootstrap(bootstrap)):
             console.out(str(path))
         return
-    doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=False))
+    doc = R.build(connect(wh, [run_id]), run_id, R.Options(include_cases=False))
     for path in plot_report(doc, out, by):
         console.out(str(path))
 
@@ -276,7 +278,7 @@ def sql_command(
 
 def connect_all(wh, functions: bool = True):
     """All committed runs; one stderr warning per damaged run left out (`laya-cases check` lists all)."""
-    con = wh.connect(functions=functions)
+    con = connect(wh, functions=functions)
     for rid, problem in sorted(wh.damaged.items()):
         console.note("warning: run %r is damaged and left out: %s" % (rid, problem))
     return con

@@ -10,7 +10,7 @@ In Python (docs/python.md):
 
 __all__ = ["open", "Store", "UsageError", "from_hf", "run_to_hf", "__version__"]
 _LAZY = {"open": "api", "Store": "api",      # imported on first use: `import laya_cases` loads no engine
-         "from_hf": "interop.convert", "run_to_hf": "interop.convert"}  # Hugging Face datasets (docs/datasets.md)
+         "from_hf": "interop.convert", "run_to_hf": "api"}  # Hugging Face datasets (docs/datasets.md)
 
 from laya_cases.core.errors import UsageError  # noqa: E402  (the one exception the CLI prints, exit 2)
 from laya_cases.core.version import __version__  # noqa: E402

@@ -22,7 +22,7 @@ def open(path: Optional[PathLike] = None) -> "Store":      # noqa: A001 -- lc.op
     """The warehouse at `path` (else $LAYA_CASES_WAREHOUSE, else ./warehouse). A missing directory is
     an empty warehouse (a run committed later appears); a path that is a file is a UsageError."""
     from laya_cases.store.delta.url import check_warehouse
-    from laya_cases.store.warehouse import resolve_root
+    from laya_cases.store.layout import resolve_root
 
     if path is not None or os.environ.get("LAYA_CASES_WAREHOUSE"):
         check_warehouse(str(path) if path is not None else os.environ["LAYA_CASES_WAREHOUSE"])
@@ -95,9 +95,11 @@ class Store:
     def diff(self, a: str, b: str, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0) -> Dict[str, Any]:
         """Run b against run a, case by case: the dict of `laya-cases diff --json` (flips, McNemar p,
         accuracy delta with a paired bootstrap interval; `by` adds one dimension's groups)."""
+        from laya_cases.harness.diff_blocks import DIFF_BLOCKS
         from laya_cases.report.diff import diff
 
-        return self._guard(lambda: diff(self.warehouse, a, b, by=by, bootstrap=bootstrap, seed=seed), a, b)
+        return self._guard(lambda: diff(self.warehouse, a, b, by=by, bootstrap=bootstrap, seed=seed,
+                                                     blocks=DIFF_BLOCKS), a, b)
 
     def plot(self, run: str, by: Optional[str] = None) -> Dict[str, Any]:
         """{"reliability": Figure, "risk_coverage": Figure}: the pictures of `laya-cases plot`, as
@@ -112,8 +114,6 @@ class Store:
     def to_hf(self, run: str):
         """The run's cases as a `datasets.Dataset` (warehouse Arrow types, plus run_id), to save or share:
         `.save_to_disk(folder)`, `.push_to_hub(name)` (docs/datasets.md)."""
-        from laya_cases.interop.convert import run_to_hf
-
         return run_to_hf(self, run)
 
     def sql(self, query: str):
@@ -127,18 +127,21 @@ class Store:
 
     # ------------------------------------------------------------------ helpers
     def _connect(self):
+        from laya_cases.query.sql import connect
+
         wh = self.warehouse
         wh.damaged.clear()
-        con = wh.connect()
+        con = connect(wh)
         for rid, problem in sorted(wh.damaged.items()):
             warnings.warn("run %r is damaged and left out: %s" % (rid, problem), stacklevel=3)
         return con
 
     def _build(self, run: str, options) -> Dict[str, Any]:
+        from laya_cases.query.sql import connect
         from laya_cases.report import build as R
 
         self.warehouse.require_run(run)
-        return self._guard(lambda: R.build(self.warehouse.connect([run]), run, options), run)
+        return self._guard(lambda: R.build(connect(self.warehouse, [run]), run, options), run)
 
     @staticmethod
     def _guard(call, *runs: str):
@@ -156,3 +159,36 @@ def _frame(con, query: str):
     import polars as pl
 
     return pl.from_arrow(con.sql(query).to_arrow_table())
+
+
+# ---------------------------------------------------------------------------------------------- out
+def run_to_hf(store: Any, run: str):
+    """A run's cases (the rows of `Store.cases(run)`) as a `datasets.Dataset`, columns in the warehouse's
+    Arrow types (docs/schema.md) plus `run_id`. `store` is a `laya_cases.Store` or a warehouse path.
+    Share it with `.save_to_disk(folder)` or `.push_to_hub(name)`."""
+    import pyarrow as pa
+
+    from laya_cases.interop.convert import require_package
+    from laya_cases.store.schema import DECISION_SCHEMA, SCHEMA_VERSION
+
+    datasets = require_package("datasets")
+    if not hasattr(store, "cases"):
+        store = open(store)
+    table = store.cases(run).to_arrow()
+    fields = [DECISION_SCHEMA.field(n) if n in DECISION_SCHEMA.names else pa.field(n, pa.string() if n == "run_id"
+              else _plain(table.schema.field(n).type)) for n in table.column_names]
+    table = table.cast(pa.schema(fields))
+    info = datasets.DatasetInfo(description="laya-cases run %s: its cases (%s, docs/schema.md)"
+                                % (run, SCHEMA_VERSION))
+    return datasets.Dataset(datasets.table.InMemoryTable(table), info=info)
+
+
+def _plain(kind: Any) -> Any:
+    """polars' large/view Arrow types as the plain ones the warehouse writes."""
+    import pyarrow as pa
+
+    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return pa.string()
+    if pa.types.is_large_list(kind) or pa.types.is_list_view(kind):
+        return pa.list_(_plain(kind.value_type))
+    return kind

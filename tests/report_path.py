@@ -15,6 +15,7 @@ from laya_cases.query import catalogue
 from laya_cases.report import build as R
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 
 
@@ -43,7 +44,7 @@ class Store:
               include_cases: bool = True) -> Dict[str, Any]:
         options = R.Options(score_within=list(score_within), coverages=list(coverages),
                             include_cases=include_cases)
-        return R.build(self.wh.connect([run_id]), run_id, options)
+        return R.build(connect(self.wh, [run_id]), run_id, options)
 
     def report(self, rows: List[Dict[str, Any]], **kwargs) -> Dict[str, Any]:
         return self.build(self.ingest(rows), **kwargs)

@@ -20,9 +20,11 @@ from helpers import snapshot_tree, write_jsonl
 from laya_cases.core.errors import UsageError
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.record.recorder import RecordedRun
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 NOUL = {"type": "noul", "instructions": "spam?"}
 SCORE = {"type": "score", "instructions": "urgent?", "criteria": ["low", "mid", "high"]}
@@ -115,9 +117,9 @@ def test_run_and_ingest_return_the_recorded_counts(tmp_path):
     rows = [GOOD, {"state": "s1", "questions": {"spam": NOUL}, "expected": {}, "answers": {}}]
     wh = Warehouse(tmp_path / "wh")
     run = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="counts")
-    row = wh.connect(["counts"]).execute("SELECT run_id, n_rows, n_cases, n_errors FROM runs").fetchone()
+    row = connect(wh, ["counts"]).execute("SELECT run_id, n_rows, n_cases, n_errors FROM runs").fetchone()
     assert run == RecordedRun(*row) == RecordedRun("counts", 2, 1, 0)
-    assert json.loads(wh.connect(["counts"]).execute("SELECT settings_json FROM runs").fetchone()[0])["answers"] \
+    assert json.loads(connect(wh, ["counts"]).execute("SELECT settings_json FROM runs").fetchone()[0])["answers"] \
         == str(tmp_path / "a.jsonl")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, flipped_support_answers
+from laya_cases.query.sql import connect
 
 DOC = ROOT / "docs" / "python.md"
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
@@ -71,7 +72,7 @@ def test_report_is_the_cli_json_without_cases(wh, home):
 
     doc = wh.report("demo")
     assert "cases" not in doc
-    full = R.build(wh.warehouse.connect(["demo"]), "demo", R.Options(include_cases=False))
+    full = R.build(connect(wh.warehouse, ["demo"]), "demo", R.Options(include_cases=False))
     full.pop("cases")
     assert json.dumps(doc, sort_keys=True, default=str) == json.dumps(full, sort_keys=True, default=str)
     only = wh.report("demo", slices=["language"])
@@ -137,7 +138,7 @@ def test_an_unknown_run_id_names_the_closest_known_ids(wh, asked, hint):
 
 
 def test_unknown_run_hint_with_many_runs_says_how_many_more():
-    from laya_cases.store.warehouse import unknown_run_message
+    from laya_cases.store.layout import unknown_run_message
 
     known = ["run-%02d" % i for i in range(12)]
     assert unknown_run_message("zzz", "wh", known) == ("unknown run id 'zzz' in warehouse wh; known runs: run-07, "

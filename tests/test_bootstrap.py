@@ -14,6 +14,7 @@ from laya_cases.record.ingest.answers import ingest
 from laya_cases.query import resample
 from laya_cases.query.resample import IndexStream, randrange_stream, replicate_batches, replicate_weights
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2 ** 40 + 3])
@@ -69,7 +70,7 @@ def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
     rows = _rows(40)
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="boot").run_id
-    doc = R.build(wh.connect([rid]), rid, R.Options(bootstrap=300, seed=5))
+    doc = R.build(connect(wh, [rid]), rid, R.Options(bootstrap=300, seed=5))
     for group, keep in ((doc["extensions"]["overall"], lambda r: True),
                         (doc["extensions"]["slices"]["language"]["de"], lambda r: r["language"] == "de")):
         for metric in ("choice_accuracy", "noul_accuracy"):
@@ -78,7 +79,7 @@ def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
             assert (ci["B_used"], ci["lower"], ci["upper"]) == (used, lo, hi), metric
             assert ci["lower"] <= doc["overall"][metric] or group is not doc["extensions"]["overall"]
     # point estimates never change (S9.5)
-    plain = R.build(wh.connect([rid]), rid, R.Options())
+    plain = R.build(connect(wh, [rid]), rid, R.Options())
     assert plain["overall"] == doc["overall"] and plain["slices"] == doc["slices"]
 
 
@@ -137,7 +138,7 @@ def test_s9_5_curve_intervals_match_the_rule_with_distinct_and_tied_confidences_
     rows, B, seed = _curve_rows(30), 120, 4
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="boot").run_id
-    doc = R.build(wh.connect([rid]), rid, R.Options(bootstrap=B, seed=seed))
+    doc = R.build(connect(wh, [rid]), rid, R.Options(bootstrap=B, seed=seed))
     groups = ((doc["overall"], doc["extensions"]["overall"], lambda r: 1),
               (doc["slices"]["tag"]["x"], doc["extensions"]["slices"]["tag"]["x"], lambda r: r["tags"].count("x")))
     for values, extensions, times in groups:
@@ -158,9 +159,9 @@ def test_s9_5_curve_intervals_match_the_rule_with_distinct_and_tied_confidences_
 def test_bootstrap_is_reproducible_and_seeded(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot").run_id
-    a = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=1)))
-    b = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=1)))
-    c = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=200, seed=2)))
+    a = R.dumps(R.build(connect(wh, [rid]), rid, R.Options(bootstrap=200, seed=1)))
+    b = R.dumps(R.build(connect(wh, [rid]), rid, R.Options(bootstrap=200, seed=1)))
+    c = R.dumps(R.build(connect(wh, [rid]), rid, R.Options(bootstrap=200, seed=2)))
     assert a == b and a != c
 
 
@@ -194,10 +195,10 @@ def test_replicate_batches_are_the_replicates_of_the_whole_stream(batch_draws):
 def test_batched_bootstrap_equals_one_batch_and_reports_progress(tmp_path, monkeypatch):
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot").run_id
-    whole = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=150, seed=3)))
+    whole = R.dumps(R.build(connect(wh, [rid]), rid, R.Options(bootstrap=150, seed=3)))
     monkeypatch.setattr(resample, "BATCH_DRAWS", 25 * 40)          # 40 replicates a batch: 4 batches
     seen = []
-    batched = R.dumps(R.build(wh.connect([rid]), rid, R.Options(bootstrap=150, seed=3,
+    batched = R.dumps(R.build(connect(wh, [rid]), rid, R.Options(bootstrap=150, seed=3,
                                                                 progress=lambda done, total: seen.append((done, total)))))
     assert batched == whole
     assert seen == [(40, 150), (80, 150), (120, 150), (150, 150)]

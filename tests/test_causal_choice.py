@@ -23,6 +23,7 @@ from laya_cases.runners.hf_base import CausalLMRunner
 from laya_cases.runners.hf_causal_choice import CHOICE_TEMPLATE, normalised
 from laya_cases.runners.hf_causal_yesno import CausalYesNoRunner
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 DATASET = ROOT / "data" / "support.jsonl"
 CHOICE = {"type": "choice", "instructions": "What does the customer want?",
@@ -138,7 +139,7 @@ def test_bad_options_are_refused(tiny_lm, tmp_path):
 
 
 def _every_type_answered(wh: Path, rid: str, rows: int):
-    con = Warehouse(wh).connect()
+    con = connect(Warehouse(wh))
     got = con.execute("SELECT question_type, count(*), count(logits), count(relevance_score), "
                       "count(*) FILTER (WHERE answer_type = question_type) FROM decisions "
                       "WHERE run_id = ? GROUP BY 1 ORDER BY 1", [rid]).fetchall()

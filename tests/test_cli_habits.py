@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import laya_cases
+from laya_cases.query.sql import connect
 
 MAIN = [sys.executable, "-c", "from laya_cases_cli.app import main; main()"]
 
@@ -54,7 +55,7 @@ def test_run_limit_and_quiet_make_a_scripted_smoke_run(tmp_path):
     result = CliRunner().invoke(app, [*args, "--limit", "3", "-q", "--run-id", "smoke"])
     assert result.exit_code == 0, result.output
     assert (result.stdout, result.stderr) == ("smoke\n", "")
-    con = Warehouse(wh).connect(["smoke"])
+    con = connect(Warehouse(wh), ["smoke"])
     assert con.execute("SELECT count(*), max(row_index) FROM cases").fetchone() == (3, 2)
     bad = CliRunner().invoke(app, [*args, "--limit", "0"])
     assert bad.exit_code == 2 and bad.stderr.startswith("laya-cases: --limit must be a positive number of rows")

@@ -19,9 +19,11 @@ pl = pytest.importorskip("polars")
 import laya_cases as lc                                    # noqa: E402
 from laya_cases.report import build as R                         # noqa: E402
 from laya_cases.interop.convert import from_hf, write_jsonl       # noqa: E402
-from laya_cases.run.execute import RunOptions, execute             # noqa: E402
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions             # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs    # noqa: E402
 from laya_cases.store.warehouse import Warehouse                 # noqa: E402
+from laya_cases.query.sql import connect
 
 INTENTS = ["refund", "cancel", "other"]
 DATA: Dict[str, List[Any]] = {
@@ -127,9 +129,9 @@ def test_converted_rows_run_and_the_report_counts_what_the_labels_say(tmp_path):
         out = tmp_path / ("%s.jsonl" % name)
         from_hf(_dataset(), out=out, **EXTRAS, **MAPPINGS[name])
         execute(wh, RunOptions(str(out), run_id=name), runner=FirstOptionDouble())
-    intent = R.build(wh.connect(["intent"]), "intent", R.Options())["overall"]
+    intent = R.build(connect(wh, ["intent"]), "intent", R.Options())["overall"]
     assert intent["choice_accuracy"] == sum(i == 0 for i in DATA["intent"]) / 6
-    spam = R.build(wh.connect(["spam"]), "spam", R.Options())["overall"]
+    spam = R.build(connect(wh, ["spam"]), "spam", R.Options())["overall"]
     assert spam["noul_accuracy"] == sum(DATA["spam"]) / 6
     store = lc.open(wh.root)
     cases = store.cases("urgency")

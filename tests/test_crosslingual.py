@@ -20,6 +20,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.harness import crosslingual as X
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 GOLD = {"A": "x", "B": "y", "C": "z"}
 #: T-X1: item A right everywhere, C nowhere; no language's errors concentrate on en-right items.
@@ -145,7 +146,8 @@ LOCALES = ("en-US", "de-DE", "fr-FR", "es-ES")
 def test_real_multilingual_run_matches_polars(tmp_path):
     """MiniLM over 40 parallel MASSIVE items in 4 languages; every number re-derived in polars."""
     from laya_cases.harness.massive import sampler as massive
-    from laya_cases.run.execute import RunOptions, execute
+    from laya_cases.run.execute import execute
+    from laya_cases.run.options import RunOptions
 
     rows = [r for loc in LOCALES for r in massive.rows(loc, n_rows=40, source=shared_data("massive", "test"))]
     data = write_jsonl(tmp_path / "massive4.jsonl", rows)
@@ -158,7 +160,7 @@ def check_against_polars(wh: Warehouse, rid: str) -> None:
     import polars as pl
 
     doc = X.report(wh, rid, limit=None)
-    result = wh.connect([rid]).execute("SELECT item_id, language_key AS lang, predicted, correct FROM cases")
+    result = connect(wh, [rid]).execute("SELECT item_id, language_key AS lang, predicted, correct FROM cases")
     stored = pl.DataFrame(result.fetchall(), schema=["item_id", "lang", "predicted", "correct"], orient="row")
     assert stored.height == 160 and stored["item_id"].null_count() == 0
     c = stored.with_columns(pl.col("correct").fill_null(False).cast(pl.Int64).alias("right"))

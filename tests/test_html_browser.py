@@ -16,6 +16,7 @@ import pytest
 
 from helpers import cli
 from test_html_report import make_store
+from laya_cases.query.sql import connect
 
 CHROMIUM = os.environ.get("LAYA_CASES_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 INSTALL = "no headless browser: apt-get install chromium chromium-driver && pip install playwright"
@@ -104,7 +105,7 @@ def test_browser_walks_runs_run_cases_case_compare(server, store, browser, tmp_p
     assert "language=en" in page.url and "outcome=incorrect" in page.url
     from laya_cases.store.warehouse import Warehouse
 
-    con = Warehouse(store).connect(["demo"])
+    con = connect(Warehouse(store), ["demo"])
     wrong = con.execute("SELECT row_index, qid, confidence FROM cases WHERE language_key = 'en' AND NOT correct "
                         "ORDER BY row_index, qid").fetchall()
     assert page.locator("#n-matching").get_attribute("data-v") == str(len(wrong))

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from helpers import ROOT, cli, flipped_support_answers, snapshot_tree
+from laya_cases.query.sql import connect
 
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
 DATASET = ROOT / "data" / "support.jsonl"
@@ -41,8 +42,8 @@ def render(store: Path, run_id: str = "demo", bootstrap: int = 200) -> tuple:
 
     wh = Warehouse(store)
     options = R.Options(coverages=[0.5], thresholds=[0.7], bootstrap=bootstrap, include_cases=False)
-    doc = R.build(wh.connect([run_id]), run_id, options)
-    return report_html(doc, case_summary(wh.connect([run_id]), run_id)), doc
+    doc = R.build(connect(wh, [run_id]), run_id, options)
+    return report_html(doc, case_summary(connect(wh, [run_id]), run_id)), doc
 
 
 def data_values(text: str) -> list:

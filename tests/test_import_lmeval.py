@@ -25,6 +25,7 @@ from laya_cases.harness.crosslingual import report as crosslingual_report
 from laya_cases.imports import detect, import_path
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 LOGS = ROOT / "tests" / "fixtures" / "imports" / "lmeval"
 SEED1, SEED2 = LOGS / "gpt2-random-seed1", LOGS / "gpt2-random-seed2"
@@ -99,7 +100,7 @@ def test_norms_differ_on_these_logs():
 
 def test_probabilities_are_softmax_of_log_likelihoods_and_brier_is_lm_evals(imported):
     wh, _ = imported
-    con = wh.connect(["lm-1"])
+    con = connect(wh, ["lm-1"])
     rows = dict((q, (b, n)) for q, b, n in sqlfiles.query(con, "imports/lmeval_brier.sql", {"run_id": "lm-1"}).fetchall())
     theirs = _results(SEED1)["results"]["banking77_mc4"]["brier_score,none"]
     assert rows["banking77_mc4"][1] == 60

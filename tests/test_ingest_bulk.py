@@ -26,7 +26,8 @@ from laya_cases.core.errors import UsageError
 from laya_cases.record.ingest import bulk as ingest_bulk
 from laya_cases.record import recorder as record
 from laya_cases.record.ingest.answers import ingest
-from laya_cases.record.ingest.template import Template, Unsupported
+from laya_cases.record.ingest.columns import learn
+from laya_cases.record.ingest.template import Unsupported
 from laya_cases.store.warehouse import Warehouse
 
 INPUTS = sorted((ROOT / "tests" / "golden" / "inputs").glob("*.answers.jsonl"))   # the spec fixtures' answers
@@ -242,7 +243,7 @@ def test_canonical_lines_of_supported_shapes_are_all_read_through_templates(tmp_
     while len(shapes) < 5:
         row = _row(rng, len(shapes))
         try:
-            Template(json.dumps(row, ensure_ascii=False))
+            learn(json.dumps(row, ensure_ascii=False))
         except Unsupported:
             continue
         shapes.append(row)

@@ -29,6 +29,7 @@ from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 MASSIVE = shared_data("massive", "test")
 needs_massive = needs_shared_data("massive", "test", "en-US.jsonl")
@@ -237,11 +238,11 @@ def test_run_prints_a_line_per_language_and_the_macro_line(harness_store):
 def test_one_run_whose_language_slice_gives_the_same_accuracy(harness_store):
     """Harness accuracy = `report --slice language` choice_accuracy of the same run."""
     wh, _stdout, doc = harness_store
-    rep = R.build(wh.connect(["h"]), "h", R.Options(include_cases=False))
+    rep = R.build(connect(wh, ["h"]), "h", R.Options(include_cases=False))
     sliced = rep["slices"]["language"]
     assert {k: round(v["choice_accuracy"], 4) for k, v in sliced.items()} == \
         {k: v["accuracy"] for k, v in doc["report"].items()}
-    con = wh.connect(["h"])
+    con = connect(wh, ["h"])
     metrics.prepare(con, "h")
     raw = metrics.raw_languages(con)
     for lang in ("en", "de", "fr"):                      # unrounded: the same numbers, not merely close
@@ -257,7 +258,7 @@ def test_one_run_whose_language_slice_gives_the_same_accuracy(harness_store):
 
 def test_rows_carry_item_id_and_state_and_the_sampled_options(harness_store):
     wh, _stdout, doc = harness_store
-    con = wh.connect(["h"])
+    con = connect(wh, ["h"])
     ids = con.execute("SELECT language_key, list(item_id ORDER BY row_index) FROM cases GROUP BY 1 ORDER BY 1") \
         .fetchall()
     assert [i for _, i in ids] == [[r["id"] for r in data.load("en", MASSIVE).records[:12]]] * 3   # parallel ids
@@ -296,7 +297,7 @@ def test_export_passes_the_recheck_and_import_gives_the_same_report(harness_stor
     assert again["report"] == exported["report"] and again["summary"] == exported["summary"]
     assert again["cases"] == exported["cases"]
     opts = R.Options(include_cases=False)
-    a, b = (R.build(wh.connect([rid]), rid, opts) for rid in ("h", "back"))
+    a, b = (R.build(connect(wh, [rid]), rid, opts) for rid in ("h", "back"))
     for key in ("overall", "slices"):
         assert a[key] == b[key]
 

@@ -21,6 +21,7 @@ from laya_cases.report import build as R
 from laya_cases.harness.massive import document, metrics
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), needs_shared_data("massive", "test", "en-US.jsonl")]
 MASSIVE = shared_data("massive", "test")
@@ -58,7 +59,7 @@ def test_clamped_and_unclamped_agree_on_accuracy_and_macro_f1_not_on_ece(laya_st
         # stored confidences are unrounded (exact=true): max softmax(z / T) of the stored logits
         z = [x / c["temperature"] for x in c["logits"]]
         assert c["confidence"] == pytest.approx(1 / sum(math.exp(x - max(z)) for x in z), abs=1e-12)
-    settings = json.loads(laya_store.connect(["clamped"]).execute("SELECT settings_json FROM runs").fetchone()[0])
+    settings = json.loads(connect(laya_store, ["clamped"]).execute("SELECT settings_json FROM runs").fetchone()[0])
     assert settings["exact_probabilities"] is True and settings["runner_options"]["exact"] is True
 
 
@@ -86,7 +87,7 @@ def test_minilm_over_en_de_fr_one_run_report_slice_agrees(tmp_path):
     lines = res.stdout.splitlines()
     assert [l.split()[0] for l in lines] == ["en", "de", "fr", "macro"]
     wh = Warehouse(root)
-    rep = R.build(wh.connect(["mini"]), "mini", R.Options(include_cases=False))
+    rep = R.build(connect(wh, ["mini"]), "mini", R.Options(include_cases=False))
     doc = document.build(wh, "mini")
     for lang in ("en", "de", "fr"):
         assert doc["report"][lang]["accuracy"] == round(rep["slices"]["language"][lang]["choice_accuracy"], 4)

@@ -23,6 +23,7 @@ moto_server = pytest.importorskip("moto.server", reason="needs moto[s3] (the dev
 
 import handshake  # noqa: E402
 from helpers import ROOT, WAIT_DEADLINE_S, cli, wait_for  # noqa: E402
+from laya_cases.query.sql import connect
 
 SUPPORT = ROOT / "data" / "support.jsonl"
 SUPPORT_ANSWERS = ROOT / "data" / "support.answers.jsonl"
@@ -201,7 +202,8 @@ def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_pa
     from doubles import ExplodingRunnerDouble, FakeClock
     from laya_cases.core.errors import UsageError
     from laya_cases.report import build as R
-    from laya_cases.run.execute import RunOptions, execute
+    from laya_cases.run.execute import execute
+    from laya_cases.run.options import RunOptions
     from laya_cases.store.warehouse import Warehouse
 
     data = ROOT / "tests" / "fixtures" / "spec" / "ds_batch.jsonl"
@@ -210,10 +212,10 @@ def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_pa
         opts = RunOptions(str(data), batch_size=2, on_error="skip", run_id="r", commit_every=1)
         clock = FakeClock()
         execute(wh, opts, runner=ExplodingRunnerDouble(clock=clock), clock=clock)
-        doc = R.build(wh.connect(["r"]), "r", R.Options())
+        doc = R.build(connect(wh, ["r"]), "r", R.Options())
         doc.pop("run", None)
         docs.append(doc)
-        rows.append(wh.connect(["r"]).execute("SELECT * EXCLUDE (run_id) FROM decisions ORDER BY row_index, qid")
+        rows.append(connect(wh, ["r"]).execute("SELECT * EXCLUDE (run_id) FROM decisions ORDER BY row_index, qid")
                     .fetchall())
         assert wh.run_ids() == ["r"]
     assert docs[0] == docs[1] and rows[0] == rows[1] and len(rows[0]) > 0
@@ -253,7 +255,7 @@ def _same_reports_in_process(url: str, local: Path, files: List[Path], run_ids: 
     for rid, path in zip(run_ids, files):
         if not here.has_run(rid):
             ingest(here, str(path), run_id=rid)
-        docs = [R.build(wh.connect([rid]), rid, R.Options()) for wh in (remote, here)]
+        docs = [R.build(connect(wh, [rid]), rid, R.Options()) for wh in (remote, here)]
         for doc in docs:
             doc.pop("run", None)                 # created_at differs; the metrics must not
         assert docs[0] == docs[1], rid
@@ -261,7 +263,7 @@ def _same_reports_in_process(url: str, local: Path, files: List[Path], run_ids: 
 
 _TORN = """
 import os, signal, sys
-from laya_cases.store.delta import delta
+from laya_cases.store.delta import tables as delta
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)      # after the cases and slice sets commits, before the runs row
 delta.commit_runs_row = die
@@ -316,7 +318,7 @@ _MEET = """
 import sys
 sys.path.insert(0, "tests")
 import handshake
-from laya_cases.store.delta import delta
+from laya_cases.store.delta import tables as delta
 arrived, go = sys.argv.pop(1), sys.argv.pop(1)
 commit = delta.commit_runs_row
 def wait_then_commit(*args, **kwargs):        # both writers' cases are in before either commits its runs row

@@ -14,6 +14,7 @@ from laya_cases.report import build as R
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs
 from laya_cases.harness.shortlist.harness import ShortlistOptions, execute as shortlist_execute
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -69,13 +70,13 @@ def _twice(tmp_path, wh, run, kind, name):
 def test_shortlist_recall_curve_png_is_the_stored_ranks(tmp_path):
     wh = _shortlist_store(tmp_path)
     _twice(tmp_path, wh, "t75", "shortlist", "shortlist_recall.png")
-    curve = PK.recall_curve(wh.connect(["t75"]), "t75")
+    curve = PK.recall_curve(connect(wh, ["t75"]), "t75")
     assert [(p["k"], p["recalled"], p["n"]) for p in curve] == [(1, 2, 4), (2, 3, 4)]   # gold ranks 1, 2, -, 1
     fig = PK.figures(wh, "t75", "shortlist")["shortlist_recall"]
     ax = fig.axes[0]
     assert ax.get_title().startswith("Shortlist recall@k, run t75 (4 cases")
     assert list(ax.lines[0].get_ydata()) == [0.5, 0.75] and list(ax.lines[0].get_xdata()) == [1, 2]
-    doc = R.build(wh.connect(["t75"]), "t75", R.Options(include_cases=False))
+    doc = R.build(connect(wh, ["t75"]), "t75", R.Options(include_cases=False))
     assert curve[-1]["recall"] == doc["overall"]["shortlist_recall_at_k"]
 
 
@@ -85,7 +86,7 @@ def test_languages_png_bars_are_the_reports_accuracy_interval_and_ece(tmp_path):
     fig = PK.figures(wh, "t75", "languages", bootstrap=200)["languages"]
     top, bottom = fig.axes
     assert top.get_title() == "choice_accuracy and ECE by language, run t75"
-    doc = R.build(wh.connect(["t75"]), "t75", R.Options(include_cases=False, bootstrap=200))
+    doc = R.build(connect(wh, ["t75"]), "t75", R.Options(include_cases=False, bootstrap=200))
     langs = sorted(doc["slices"]["language"])
     assert [p.get_height() for p in top.patches] == [doc["slices"]["language"][l]["choice_accuracy"] for l in langs]
     assert [p.get_height() for p in bottom.patches] == [doc["slices"]["language"][l]["ece"] for l in langs]
@@ -101,7 +102,7 @@ def test_robustness_png_is_agreement_per_transform_and_language(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     _robustness_store(tmp_path, wh)
     _twice(tmp_path, wh, "rob", "robustness", "robustness_agreement.png")
-    summary = summarize(wh.connect(["rob"], variants=True), "rob")
+    summary = summarize(connect(wh, ["rob"], variants=True), "rob")
     ax = PK.figures(wh, "rob", "robustness")["robustness_agreement"].axes[0]
     assert ax.get_title() == "Agreement with the baseline per transform and language, run rob"
     heights = [p.get_height() for p in ax.patches]
@@ -122,7 +123,7 @@ def test_plot_kind_usage_errors(tmp_path):
 
 def test_plots_load_no_model(tmp_path):
     wh = _shortlist_store(tmp_path)
-    code = ("import sys; from laya_cases.store.warehouse import Warehouse; from laya_cases.views.plots import plot_kind; "
+    code = ("import sys; from laya_cases.store.warehouse import Warehouse; from laya_cases.views.plot_kinds import plot_kind; "
             "wh = Warehouse(%r); [plot_kind(wh, 't75', k, __import__('pathlib').Path(%r), 200) "
             "for k in ('languages', 'shortlist')]; "
             "assert not {'torch', 'transformers', 'laya'} & set(sys.modules), sorted(sys.modules)"
@@ -138,5 +139,5 @@ def test_docs_plots_md_recall_query_gives_the_curve(tmp_path):
     query = text.split("```sql\n", 1)[1].split("```", 1)[0]
     query = query.replace("warehouse/", str(wh.root) + "/").replace("'b77'", "'t75'")
     got = duckdb.connect().execute(query).fetchall()
-    curve = PK.recall_curve(wh.connect(["t75"]), "t75")
+    curve = PK.recall_curve(connect(wh, ["t75"]), "t75")
     assert [r for _, r in got[:2]] == [p["recall"] for p in curve] and got[-1] == (10, 0.75)

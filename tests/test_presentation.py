@@ -13,10 +13,12 @@ from typer.testing import CliRunner
 
 from helpers import ROOT
 from laya_cases.core.errors import UsageError
-from laya_cases.harness.presentation import FIRST_SLOT, SLOT0, checks, harness, inputs
+from laya_cases.harness.presentation import checks, harness, inputs
+from laya_cases.harness.presentation.constants import FIRST_SLOT, SLOT0
 from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 WORTH = {"Not urgent": 0.1, "Soon": 0.5, "Work is blocked": 1.2, "moderate": 0.3, "a request": -0.4}
 
@@ -72,7 +74,7 @@ class RandomLogitRunnerDouble(LogitRunnerDouble):
 def _verdict(tmp_path, runner, rid="p"):
     wh = Warehouse(tmp_path / "wh")
     harness.execute(wh, run_id=rid, runner=runner)
-    return wh, checks.verdict(wh.connect([rid]), rid)
+    return wh, checks.verdict(connect(wh, [rid]), rid)
 
 
 def test_the_fixed_inputs_are_ours_and_complete():
@@ -96,7 +98,7 @@ def test_an_order_invariant_runner_scores_exactly_one_third_and_passes(tmp_path)
     assert v["parity"]["agrees"] and v["parity"]["n_decisions"] == 120 and v["parity"]["max_abs_diff"] <= 5e-5
     assert v["exit"] == 0 and v["reasons"] == []
     json.dumps(v, allow_nan=False)
-    logits = wh.connect(["p"]).execute("SELECT logits FROM cases WHERE qid = 'score_first_slot_permuted/201' "
+    logits = connect(wh, ["p"]).execute("SELECT logits FROM cases WHERE qid = 'score_first_slot_permuted/201' "
                                        "AND row_index = 0").fetchone()[0]
     assert logits == [1.2, 0.1, 0.5]
 
@@ -180,7 +182,7 @@ def test_laya_checkpoint_built_locally_runs_the_checks(tmp_path):
     ckpt = build(tmp_path / "ckpt")
     wh = Warehouse(tmp_path / "wh")
     harness.execute(wh, model=str(ckpt), run_id="laya")
-    v = checks.verdict(wh.connect(["laya"]), "laya")
+    v = checks.verdict(connect(wh, ["laya"]), "laya")
     assert v["parity"]["agrees"] and v["parity"]["n_decisions"] == 120, v["parity"]
     assert v["exit"] in (0, 1) and all(math.isfinite(c["value"]) for c in v["checks"].values())
     assert v["checks"][FIRST_SLOT]["n_decisions"] == 60 and len(v["checks"][SLOT0]["per_state"]) == 10

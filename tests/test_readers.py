@@ -20,6 +20,7 @@ from typing import Any, Dict, List
 import pytest
 
 from helpers import ROOT
+from laya_cases.query.sql import connect
 
 DOC = ROOT / "docs" / "readers.md"
 BLOCK = re.compile(r"```python\n# engine: (\w+)\n(.*?)```", re.S)
@@ -91,7 +92,7 @@ def expected(store) -> Dict[str, Dict[str, Any]]:
     wh = Warehouse(store / "warehouse")
     out = {}
     for rid in wh.run_ids():
-        doc = R.build(wh.connect([rid]), rid, R.Options(include_cases=False))
+        doc = R.build(connect(wh, [rid]), rid, R.Options(include_cases=False))
         out[rid] = {"n_cases": doc["extensions"]["run"]["n_cases"], **{m: doc["overall"].get(m) for m in METRICS}}
     ids = list(json.loads((store / "ids.json").read_text()))
     assert sorted(out) == sorted(ids)

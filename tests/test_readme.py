@@ -6,6 +6,7 @@ import re
 import pytest
 
 from helpers import ROOT
+from laya_cases.query.sql import connect
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -30,7 +31,7 @@ def test_the_duckdb_query_gives_the_reports_slices(tmp_path, monkeypatch):
     create, query = [s for s in sql.split(";") if s.strip()]
     con.execute(create)
     got = {lang: (acc, n) for lang, acc, n in con.execute(query).fetchall()}
-    doc = R.build(wh.connect(["minilm"]), "minilm", R.Options(include_cases=False))
+    doc = R.build(connect(wh, ["minilm"]), "minilm", R.Options(include_cases=False))
     want = doc["slices"]["language"]
     assert sorted(got) == sorted(want)
     for lang, (acc, n) in got.items():

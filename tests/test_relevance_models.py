@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, needs_shared_data, shared_data
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 MANIFEST = str(ROOT / "data" / "relevance" / "xquad_r_relevance.json")
 LANGS = "en,de,zh"
@@ -39,7 +40,7 @@ def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
     assert again.exit_code == 0 and again.output.count("\tdone") == 3 and "committed\n" not in again.output
     assert len(Warehouse(wh).run_ids()) == 6
 
-    con = Warehouse(wh).connect()
+    con = connect(Warehouse(wh))
     rows = con.execute("SELECT model_key, relevance_score, no_score, native_score FROM cases").fetchall()
     assert len(rows) == 36
     for model, yes, no, native in rows:
@@ -75,7 +76,7 @@ def test_smollm2_generate_keeps_raw_text_and_records_the_parse_rule_and_prompt(t
                      "--limit", "2", "--model", "smollm2", "--runner", "hf-generate", "--template", str(template),
                      "--runner-option", "max_new_tokens=16", "-w", wh)
     assert result.exit_code == 0, result.output
-    con = Warehouse(wh).connect()
+    con = connect(Warehouse(wh))
     rows = con.execute("SELECT raw_text, parsed, truncated, answer_type, model_key FROM cases").fetchall()
     assert len(rows) == 2 and all(isinstance(r[0], str) for r in rows)
     for raw, parsed, truncated, answer_type, model in rows:

@@ -69,9 +69,10 @@ if __name__ == "__main__":
 # ---------------------------------------------------------------------------- the test
 import pytest  # noqa: E402
 
-from laya_cases.run.execute import RunOptions  # noqa: E402
+from laya_cases.run.options import RunOptions  # noqa: E402
 from laya_cases.harness.relevance import metrics  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
+from laya_cases.query.sql import connect
 
 CHUNKED = {"resume", "commit_every"} <= {f.name for f in dataclasses.fields(RunOptions)}
 
@@ -132,7 +133,7 @@ def test_sigkill_mid_pair_then_rerun_finishes_only_what_was_missing(tmp_path):
         assert _rows(tmp_path / "a" / ("%s.csv" % name)) == _rows(tmp_path / "b" / ("%s.csv" % name))
     # items per second over one clock: the resumed part's 8 items over the resumed part's duration (it was all
     # 12 items over the resumed part's duration, a rate no part of the run had)
-    facts = json.loads(store.connect(["rel-slow-en"]).execute("SELECT settings_json FROM runs").fetchone()[0])["relevance"]
+    facts = json.loads(connect(store, ["rel-slow-en"]).execute("SELECT settings_json FROM runs").fetchone()[0])["relevance"]
     assert facts["items"] == 8
     with open(tmp_path / "b" / "leaderboard.csv", newline="") as handle:
         (row,) = [r for r in csv.DictReader(handle) if r["language"] == "en"]

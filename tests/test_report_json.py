@@ -16,6 +16,7 @@ from laya_cases.report import build as R
 from laya_cases.report import stream as RJ
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 EDGE_FLOATS = [0.0, -0.0, 1e-7, 1e16, 1e15, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3,
                123456789.0, 1e22, 1e-5, 0.0001, 9007199254740993.0, math.nan, math.inf, -math.inf]
@@ -121,11 +122,11 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("score_within", [(), (0.5,), (1.0, 0.25, 1.0)])
 def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatch):
     options = R.Options(score_within=list(score_within))
-    full = R.dumps(R.build(store.connect([run_id]), run_id, options))
+    full = R.dumps(R.build(connect(store, [run_id]), run_id, options))
     monkeypatch.setattr(RJ, "BATCH", 7)                     # many batches, a short last one
-    doc = R.build(store.connect([run_id]), run_id, R.Options(score_within=list(score_within), include_cases=False))
+    doc = R.build(connect(store, [run_id]), run_id, R.Options(score_within=list(score_within), include_cases=False))
     out = io.StringIO()
-    RJ.write(out, doc, store.connect([run_id]), run_id, score_within)
+    RJ.write(out, doc, connect(store, [run_id]), run_id, score_within)
     assert out.getvalue() == full
     plain = io.StringIO()
     RJ.write(plain, dict(doc, cases=[]))
@@ -139,7 +140,7 @@ def test_a_helper_process_renders_every_other_batch_to_the_same_bytes(store, tmp
     is then rendered here) or dies mid-run; to a text stream and to a file (where it writes bytes)."""
     from laya_cases.report import answer_helper
 
-    full = R.dumps(R.build(store.connect(["edge"]), "edge", R.Options()))
+    full = R.dumps(R.build(connect(store, ["edge"]), "edge", R.Options()))
     monkeypatch.setattr(RJ, "BATCH", 7)
     monkeypatch.setattr(RJ, "HELPER_FROM", 0)
     started = []
@@ -162,9 +163,9 @@ def test_a_helper_process_renders_every_other_batch_to_the_same_bytes(store, tmp
             self.process.wait()
             return got
         monkeypatch.setattr(answer_helper.Helper, "result", result)
-    doc = R.build(store.connect(["edge"]), "edge", R.Options(include_cases=False))
+    doc = R.build(connect(store, ["edge"]), "edge", R.Options(include_cases=False))
     out = io.StringIO()
-    RJ.write(out, doc, store.connect(["edge"]), "edge")
+    RJ.write(out, doc, connect(store, ["edge"]), "edge")
     assert out.getvalue() == full
     target = tmp_path / "r.json"
     RJ.save(str(target), doc, store, "edge", ())
@@ -186,7 +187,7 @@ def test_cli_json_to_stdout_and_no_cases(store, tmp_path):
     to_file = _invoke("report", "edge", "-w", root, "--json", str(tmp_path / "r.json"), "--score-within", "0.5")
     assert to_file.exit_code == 0, to_file.stderr
     written = (tmp_path / "r.json").read_text(encoding="utf-8")
-    want = R.dumps(R.build(store.connect(["edge"]), "edge", R.Options(score_within=[0.5])))
+    want = R.dumps(R.build(connect(store, ["edge"]), "edge", R.Options(score_within=[0.5])))
     assert written == want and to_file.stdout.startswith("aurc")          # the text report beside the file
     to_stdout = _invoke("report", "edge", "-w", root, "--json", "-", "--score-within", "0.5")
     assert to_stdout.exit_code == 0 and to_stdout.stdout == written + "\n"   # JSON only, the text report off
@@ -223,10 +224,10 @@ def test_streaming_caps_duckdb_memory_unless_the_user_set_it(store, tmp_path, mo
     """The cases are sorted into case order by DuckDB: its memory for that is STREAM_MEMORY (the sort
     spills), or what $LAYA_CASES_MEMORY_LIMIT says."""
     seen = []
-    connect = Warehouse.connect
+    original = Warehouse.connect
 
     def spy(self, *args, **kwargs):
-        con = connect(self, *args, **kwargs)
+        con = original(self, *args, **kwargs)
         seen.append(con)
         return con
 
@@ -251,10 +252,10 @@ def test_strict_json_writes_null_for_every_non_finite_number_and_leaves_strings(
     """--json-strict: parses under a parser that refuses NaN/Infinity; equal to the default document
     read with each non-finite number as null; strings that spell NaN or Infinity are untouched."""
     monkeypatch.setattr(RJ, "BATCH", 7)
-    doc = R.build(store.connect([run_id]), run_id, R.Options(include_cases=False))
+    doc = R.build(connect(store, [run_id]), run_id, R.Options(include_cases=False))
     default, strict = io.StringIO(), io.StringIO()
-    RJ.write(default, doc, store.connect([run_id]), run_id, ())
-    RJ.write(strict, doc, store.connect([run_id]), run_id, (), strict_json=True)
+    RJ.write(default, doc, connect(store, [run_id]), run_id, ())
+    RJ.write(strict, doc, connect(store, [run_id]), run_id, (), strict_json=True)
     got = json.loads(strict.getvalue(), parse_constant=_reject)
     assert got == json.loads(default.getvalue(), parse_constant=lambda token: None)
     if run_id == "edge":

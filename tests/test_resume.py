@@ -31,10 +31,13 @@ from resume_double import LOG_ENV, ResumeDouble, write_dataset
 
 from laya_cases.core.errors import UsageError
 from laya_cases.report import build as R
-from laya_cases.run.execute import RunnerCrash, RunOptions, chunks, execute, signature
+from laya_cases.run.execute import execute
+from laya_cases.run.inference import RunnerCrash, chunks, signature
+from laya_cases.run.options import RunOptions
 from laya_cases.runners import registry
 from laya_cases.store.check import check
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 DOUBLE = str(ROOT / "tests" / "resume_double.py")
 
@@ -50,13 +53,13 @@ def _run(wh: Warehouse, ds: Path, run_id: str, **kw: Any) -> ResumeDouble:
 
 def _report(wh: Warehouse, run_id: str) -> str:
     """The report JSON with its cases, run id removed (two runs of one dataset compare byte for byte)."""
-    doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=True))
+    doc = R.build(connect(wh, [run_id]), run_id, R.Options(include_cases=True))
     assert doc["extensions"]["run"].pop("run_id") == run_id
     return R.dumps(doc)
 
 
 def _decisions(wh: Warehouse, run_id: str) -> List[tuple]:
-    con = wh.connect([run_id])
+    con = connect(wh, [run_id])
     return con.execute("SELECT * EXCLUDE (run_id) FROM decisions ORDER BY row_index, qid_pos NULLS FIRST, "
                        "error NULLS FIRST").fetchall()
 
@@ -351,7 +354,7 @@ _KILL_AT = textwrap.dedent("""
     sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
     from doubles import FakeClock, die_at_rename
     from resume_double import ResumeDouble
-    from laya_cases.run.execute import RunOptions, execute
+    from laya_cases.run.execute import execute; from laya_cases.run.options import RunOptions
     from laya_cases.store.warehouse import Warehouse
 
     root = sys.argv[3]
@@ -386,7 +389,7 @@ def test_a_kill_at_every_commit_step_leaves_nothing_torn_and_resumes(tmp_path):
         _no_torn_file(wh.root)
         assert check(wh) == [] and wh.run_ids() == (["r"] if state == "complete" else [])
         if state == "incomplete":                 # what is committed reads, as an incomplete run
-            R.build(wh.connect(["r"]), "r", R.Options())
+            R.build(connect(wh, ["r"]), "r", R.Options())
         from laya_cases.record.ingest.answers import ingest
 
         ingest(wh, answers, run_id="other")        # the next commit removes the killed writer's staging area

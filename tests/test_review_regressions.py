@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from doubles import ExplodingRunnerDouble
 from laya_cases.core.errors import UsageError
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 

@@ -19,6 +19,7 @@ from laya_cases.runners import registry
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 T73_20 = [2, 0, 13, 10, 16, 4, 18, 5, 17, 12, 7, 19, 8, 9, 6, 14, 11, 15, 3, 1]
 
@@ -296,7 +297,7 @@ def test_rows_are_stored_canonical_with_both_mappings(tmp_path):
     ds = dataset(tmp_path, n_rows=6, n_opts=27, languages=("en",))
     result, _ = run_robustness(tmp_path, ds, "position-double", "rows")
     assert result.exit_code == 0, result.stderr
-    con = Warehouse(tmp_path / "wh").connect(["rows"], variants=True)
+    con = connect(Warehouse(tmp_path / "wh"), ["rows"], variants=True)
     rows = sqlfiles.rows(con.execute("SELECT * FROM cases ORDER BY row_index, variant"))
     assert len(rows) == 18
     keys = ["opt_%d" % j for j in range(27)]
@@ -517,7 +518,7 @@ def test_unlabelled_cases_have_pairs_but_no_accuracy(tmp_path):
     assert result.exit_code == 0, result.stderr
     assert doc["summary"]["quality"] == {kind: {"n_labelled": 0} for kind in V.KINDS}
     assert doc["summary"]["option_order"]["n"] == 5 and set(doc["languages"]) == {""}
-    rows = sqlfiles.rows(Warehouse(tmp_path / "wh").connect(["unl"], variants=True).execute(
+    rows = sqlfiles.rows(connect(Warehouse(tmp_path / "wh"), ["unl"], variants=True).execute(
         "SELECT expected_json, correct FROM cases"))
     assert len(rows) == 15 and all(r == {"expected_json": "null", "correct": None} for r in rows)
 
@@ -527,7 +528,7 @@ def test_batching_groups_equal_presented_questions_and_changes_no_number(tmp_pat
     _, one = run_robustness(tmp_path, ds, "content-double", "one")
     _, batched = run_robustness(tmp_path, ds, "content-double", "batched", "--batch-size", "8")
     assert batched["summary"] == one["summary"] and batched["languages"] == one["languages"]
-    con = Warehouse(tmp_path / "wh").connect(["batched"], variants=True)
+    con = connect(Warehouse(tmp_path / "wh"), ["batched"], variants=True)
     sizes = dict(con.execute("SELECT variant, max(chunk_size) FROM cases GROUP BY ALL").fetchall())
     assert sizes["baseline"] == 8 and sizes["label_rename"] == 8      # one question for every row
     assert sizes["option_order"] < 8                                  # the order is per case: few rows share one

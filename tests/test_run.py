@@ -15,9 +15,11 @@ from doubles import ExplodingRunnerDouble, FakeClock, SingleModelDouble, TimedRu
 from laya_cases.core.errors import UsageError
 from laya_cases.report import build as R
 from laya_cases.harness.massive import sampler as massive
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
 from laya_cases.runners import registry
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 DS_BATCH = str(SPEC_FIXTURES / "ds_batch.jsonl")
 MASSIVE = shared_data("massive", "test")
@@ -26,7 +28,7 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS"
 
 
 def _report(wh: Warehouse, rid: str) -> dict:
-    return R.build(wh.connect([rid]), rid, R.Options())
+    return R.build(connect(wh, [rid]), rid, R.Options())
 
 
 def _invoke(*args: str):
@@ -75,7 +77,7 @@ def test_t6_3_timing_block_errors_and_metrics(tmp_path):
     # the sort flag reaches the runner only with a chunk to reorder (S6.12)
     assert [(len(c["states"]), c.get("sort_by_length", False)) for c in runner.calls] == [
         (2, True), (1, False), (1, False), (1, False)]
-    con = wh.connect([rid])
+    con = connect(wh, [rid])
     assert con.execute("SELECT row_index, error, call_returned FROM errors").fetchall() == [
         (2, "RuntimeError: runner exploded", False)]
     assert con.execute("SELECT DISTINCT abstention_threshold FROM cases").fetchall() == [(0.7,)]
@@ -327,7 +329,7 @@ def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
     wh, rid, doc = _massive_run(tmp_path, minilm, "en-US")
     assert doc["overall"]["choice_accuracy"] > 0.25
     assert doc["extensions"]["run"]["temperature"] == 0.05 and "softmax" in doc["extensions"]["run"]["decision_rule"]
-    assert wh.connect([rid]).execute("SELECT DISTINCT temperature FROM cases").fetchall() == [(0.05,)]
+    assert connect(wh, [rid]).execute("SELECT DISTINCT temperature FROM cases").fetchall() == [(0.05,)]
 
 
 @needs_massive

@@ -21,6 +21,7 @@ from laya_cases.report import build as R
 from laya_cases.runners.laya_agent import LayaAgentRunner, unclamped_temperature
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # the Agent warns on out-of-range temperatures
 DATASET = ROOT / "data" / "support.jsonl"
@@ -46,7 +47,7 @@ def store(checkpoint, tmp_path_factory) -> Warehouse:
 
 
 def _cases(wh: Warehouse, run_id: str):
-    con = wh.connect()
+    con = connect(wh)
     return con.execute(
         "SELECT case_id, qid, question_type, predicted, probabilities, confidence, temperature, "
         "temperature_bucket, answer_json FROM decisions WHERE run_id = ? ORDER BY case_id", [run_id]).fetchall()
@@ -77,7 +78,7 @@ def test_run_writes_the_agents_answers_with_clamped_temperatures_s2_6(store, che
 
     rows = [json.loads(line) for line in DATASET.read_text().splitlines() if line.startswith("{")]
     direct = laya.Agent(str(checkpoint), device="cpu").predict(rows[0]["state"], rows[0]["questions"])["answers"]
-    con = store.connect()
+    con = connect(store)
     stored = dict(con.execute("SELECT qid, answer_json FROM decisions WHERE run_id = 'clamped' AND row_index = 0")
                   .fetchall())
     for qid, answer in direct.items():
@@ -112,7 +113,7 @@ def test_unclamped_moves_confidence_and_ece_never_predictions(store):
     temps = {(u[7], u[6]) for u in unclamped}
     assert temps == {("choice:6-10", 0.2), ("score:3-5", 7.5), ("noul:2", 0.8)}
 
-    reports = {rid: R.build(store.connect(), rid, R.Options(include_cases=False)) for rid in ("clamped", "unclamped")}
+    reports = {rid: R.build(connect(store), rid, R.Options(include_cases=False)) for rid in ("clamped", "unclamped")}
     a, b = reports["clamped"]["overall"], reports["unclamped"]["overall"]
     assert a["choice_accuracy"] == b["choice_accuracy"] and a["noul_accuracy"] == b["noul_accuracy"]
     assert not math.isclose(a["ece"], b["ece"], abs_tol=1e-6)

@@ -20,11 +20,13 @@ from laya_cases.core.errors import UsageError
 from laya_cases.core import dataset as D
 from laya_cases.core.identity import file_sha256
 from laya_cases.runners.onnx_export import INT8_NAME
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
 from laya_cases.runners.minilm import MiniLMRunner
 from laya_cases.runners.onnx_runner import ONNXRunner
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 DATASET = ROOT / "data" / "support.jsonl"
 
@@ -58,7 +60,7 @@ def store(export_dir, torch_runner, tmp_path_factory) -> Warehouse:
 
 
 def _decisions(wh: Warehouse, run_id: str):
-    return wh.connect().execute(
+    return connect(wh).execute(
         "SELECT case_id, predicted, coalesce(probabilities, [noul_p]) FROM decisions WHERE run_id = ? "
         "ORDER BY case_id", [run_id]).fetchall()
 
@@ -83,10 +85,10 @@ def test_fp32_onnx_matches_torch_minilm(store, export_dir, torch_runner):
     texts = [r.state for r in D.load(str(DATASET))]
     fp32 = ONNXRunner(model="minilm", onnx=str(export_dir / "model.onnx"))
     assert np.abs(fp32._embed(texts) - torch_runner._embed(texts)).max() < 1e-5
-    run = store.connect().execute("SELECT runner, model_id, settings_json FROM runs WHERE run_id = 'fp32'").fetchone()
+    run = connect(store).execute("SELECT runner, model_id, settings_json FROM runs WHERE run_id = 'fp32'").fetchone()
     settings = json.loads(run[2])
     assert run[:2] == ("onnx", "sentence-transformers/all-MiniLM-L6-v2")
-    assert settings["decision_rule"] == json.loads(store.connect().execute(
+    assert settings["decision_rule"] == json.loads(connect(store).execute(
         "SELECT settings_json FROM runs WHERE run_id = 'torch'").fetchone()[0])["decision_rule"]
     assert settings["quantized_ops"] == [] and settings["dtype"] == "float32"
 

@@ -21,7 +21,8 @@ import laya_cases_cli.commands  # noqa: F401
 import tiny_models
 from helpers import ROOT, write_jsonl
 from laya_cases.report import build as R
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
 from laya_cases.runners import hf_common as H
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, softmax
 from laya_cases.runners.hf_cross_encoder import CrossEncoderRunner
@@ -29,6 +30,7 @@ from laya_cases.runners.hf_generate import parse_verdict, verdict_answer
 from laya_cases.runners.hf_nli import NLIRunner
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 DATASET = ROOT / "data" / "support.jsonl"
 ROWS = [json.loads(line) for line in DATASET.read_text().splitlines() if line.startswith("{")]
@@ -107,7 +109,7 @@ def test_run_command_with_an_nli_directory_writes_decisions(doubles, tmp_path):
     result = CliRunner().invoke(app, ["run", str(DATASET), "--model", str(doubles["nli"]), "-w", str(wh),
                                       "--run-id", "nli", "--batch-size", "4"])
     assert result.exit_code == 0, (result.stderr, result.exception)
-    con = Warehouse(wh).connect()
+    con = connect(Warehouse(wh))
     assert con.execute("SELECT runner, model_revision FROM runs").fetchone() == ("hf-nli", None)
     n, with_score = con.execute("SELECT count(*), count(relevance_score) FILTER (WHERE qid = 'spam') "
                                 "FROM decisions").fetchone()
@@ -176,7 +178,7 @@ def test_unparsed_replies_are_kept_and_never_counted_right_s8_4(tmp_path):
     data = write_jsonl(tmp_path / "noul.jsonl", rows)
     wh = Warehouse(tmp_path / "wh")
     execute(wh, RunOptions(dataset=str(data), run_id="gen"), runner=_Replies(["Yes.", "maybe", "no", "hmm, hard"]))
-    con = wh.connect()
+    con = connect(wh)
     got = con.execute("SELECT raw_text, parsed, answer_type, predicted, correct, confidence FROM decisions "
                       "ORDER BY row_index").fetchall()
     assert got == [("Yes.", True, "noul", "true", True, 1.0), ("maybe", False, "unparsed", None, None, None),
@@ -248,7 +250,7 @@ def test_run_smollm2_end_to_end(smollm2, tmp_path):
     wh = tmp_path / "wh"
     result = CliRunner().invoke(app, ["run", str(data), "--model", "smollm2", "-w", str(wh), "--run-id", "lm"])
     assert result.exit_code == 0, (result.stderr, result.exception)
-    run = Warehouse(wh).connect().execute("SELECT runner, settings_json FROM runs").fetchone()
+    run = connect(Warehouse(wh)).execute("SELECT runner, settings_json FROM runs").fetchone()
     assert run[0] == "hf-causal-yesno" and json.loads(run[1])["prompt_sha256"]
     # choice and score questions are answered by option log-likelihood now (tests/test_causal_choice.py)
     assert set(type(smollm2[0]).capabilities.question_types) == {"choice", "score", "noul"}

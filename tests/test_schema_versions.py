@@ -10,6 +10,7 @@ from helpers import ROOT
 from laya_cases.report import build as R
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 ANSWERS = ROOT / "tests" / "golden" / "inputs" / "support.answers.jsonl"
 
@@ -30,9 +31,9 @@ def test_a_version_1_run_reports_the_same_next_to_a_version_2_run(tmp_path):
     ingest(wh, str(ANSWERS), run_id="old")
     ingest(wh, str(ANSWERS), run_id="new")
     _as_version_1(wh, "old")
-    con = wh.connect()
+    con = connect(wh)
     assert con.execute("SELECT count(*) FROM cases").fetchone()[0] == 96
-    docs = {rid: R.build(wh.connect([rid]), rid, R.Options()) for rid in ("old", "new")}
+    docs = {rid: R.build(connect(wh, [rid]), rid, R.Options()) for rid in ("old", "new")}
     for doc in docs.values():
         doc["extensions"]["run"].pop("run_id")
     assert json.dumps(docs["old"], sort_keys=True) == json.dumps(docs["new"], sort_keys=True)
@@ -44,7 +45,7 @@ def test_columns_a_newer_schema_added_read_as_typed_nulls_in_an_older_run(tmp_pa
     for path in wh.case_files("old"):                    # as /2 wrote it: no benchmark columns
         table = pq.read_table(path)
         pq.write_table(table.drop_columns(["item_id", "logits", "truncated"]), path)
-    con = wh.connect(["old"])
+    con = connect(wh, ["old"])
     types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE cases)").fetchall())
     assert (types["item_id"], types["logits"], types["truncated"]) == ("VARCHAR", "DOUBLE[]", "BOOLEAN")
     assert con.execute("SELECT count(*), count(item_id), count(logits) FROM cases").fetchone() == (48, 0, 0)

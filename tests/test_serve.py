@@ -14,6 +14,7 @@ import pytest
 
 from helpers import ROOT, cli, snapshot_tree, wait_for
 from test_html_report import data_values, make_store
+from laya_cases.query.sql import connect
 
 pytest.importorskip("starlette", reason="laya-cases serve needs: pip install -e '.[serve]' from the clone")
 pytest.importorskip("httpx", reason="Starlette's TestClient needs: pip install httpx")
@@ -47,7 +48,7 @@ def test_runs_page_lists_every_run_with_its_identity(client):
     assert "<script" not in r.text.lower()
     from laya_cases.store.warehouse import Warehouse
 
-    digest = Warehouse(client.app_store).connect().execute(
+    digest = connect(Warehouse(client.app_store)).execute(
         "SELECT labelled_rows_sha256 FROM runs WHERE run_id = 'demo'").fetchone()[0]
     assert 'title="%s"' % digest in r.text                 # identity: the full digest, shortened on screen
 
@@ -74,7 +75,7 @@ def _case_rows(text: str) -> list:
 def test_cases_filters_and_keyset_paging_walk_every_matching_case_once(client, store):
     from laya_cases.store.warehouse import Warehouse
 
-    con = Warehouse(store).connect(["demo"])
+    con = connect(Warehouse(store), ["demo"])
     expected = con.execute("SELECT row_index, qid FROM cases WHERE language_key = 'en' AND NOT correct "
                            "ORDER BY row_index, qid").fetchall()
     assert len(expected) >= 2
@@ -101,7 +102,7 @@ def test_case_page_shows_state_options_probabilities_and_gold(client, store):
     assert r.status_code == 200
     from laya_cases.store.warehouse import Warehouse
 
-    case = Warehouse(store).connect(["demo"]).execute(
+    case = connect(Warehouse(store), ["demo"]).execute(
         "SELECT expected_json, options, probabilities FROM cases WHERE row_index = 1 AND qid = 'intent'").fetchone()
     assert html.escape(json.loads(case[0])) in re.search(r'<pre id="gold">(.*?)</pre>', r.text, re.S).group(1)
     options = re.search(r'<table class="options">.*?</table>', r.text, re.S).group(0)

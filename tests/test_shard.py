@@ -26,11 +26,13 @@ from shard_double import LOG_ENV, ShardDouble
 
 from laya_cases.core.errors import UsageError
 from laya_cases.report import build as R
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
 from laya_cases.runners import registry
 from laya_cases.run.shard import parse_shard, share
 from laya_cases.store.check import check
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 SUPPORT = ROOT / "data" / "support.jsonl"
 DOUBLE = str(ROOT / "tests" / "shard_double.py")
@@ -46,7 +48,7 @@ def _run(wh: Warehouse, ds: Path, run_id: str, runner_cls=ResumeDouble, **kw: An
 
 def _report(wh: Warehouse, run_id: str) -> Dict[str, Any]:
     """The report with its cases; run id and the sharded run's `shards` block removed."""
-    doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=True))
+    doc = R.build(connect(wh, [run_id]), run_id, R.Options(include_cases=True))
     run = doc["extensions"]["run"]
     assert run.pop("run_id") == run_id
     run.pop("shards", None)
@@ -54,13 +56,13 @@ def _report(wh: Warehouse, run_id: str) -> Dict[str, Any]:
 
 
 def _decisions(wh: Warehouse, run_id: str) -> List[tuple]:
-    return wh.connect([run_id]).execute(
+    return connect(wh, [run_id]).execute(
         "SELECT * EXCLUDE (run_id) FROM decisions ORDER BY row_index, qid_pos NULLS FIRST, error NULLS FIRST").fetchall()
 
 
 def _slice_sets(wh: Warehouse, run_id: str) -> List[tuple]:
     """(slice set attributes, the cases of it): equal between two runs whatever the ids are."""
-    return wh.connect([run_id]).execute(
+    return connect(wh, [run_id]).execute(
         "SELECT s.language_key, s.model_key, s.qid, s.tags, s.answer_type, s.correct, count(*) FROM decisions d "
         "JOIN slice_sets s USING (slice_set) GROUP BY ALL ORDER BY ALL").fetchall()
 
@@ -153,19 +155,19 @@ def _sharded_equals_unsharded(tmp_path, ds, count, order, every):
     # shard k's call ids start at its first row; slice-set ids are numbered as shards meet them (compared
     # by what they stand for below); call_ms is the fake clock of another process
     drop = ("call_id", "slice_set", "call_ms")
-    names = [c[0] for c in wh.connect(["s"]).execute("DESCRIBE SELECT * EXCLUDE (run_id) FROM decisions").fetchall()]
+    names = [c[0] for c in connect(wh, ["s"]).execute("DESCRIBE SELECT * EXCLUDE (run_id) FROM decisions").fetchall()]
     keep = [i for i, n in enumerate(names) if n not in drop]
     assert [tuple(r[i] for i in keep) for r in _decisions(wh, "s")] == \
         [tuple(r[i] for i in keep) for r in _decisions(ref, "ref")]
     assert _slice_sets(wh, "s") == _slice_sets(ref, "ref")
     assert _report(wh, "s") == _report(ref, "ref")
-    sets = wh.connect(["s"]).execute("SELECT count(*), count(DISTINCT slice_set), min(slice_set), max(slice_set) "
+    sets = connect(wh, ["s"]).execute("SELECT count(*), count(DISTINCT slice_set), min(slice_set), max(slice_set) "
                                      "FROM slice_sets").fetchone()
     assert sets[0] == sets[1] and sets[2] == 0 and sets[3] == sets[0] - 1       # one dense id per combination
     assert check(wh) == [] and wh.leftovers() == {"staging": [], "orphans": []}
-    shards = json.loads(wh.connect(["s"]).execute("SELECT settings_json FROM runs").fetchone()[0])["shards"]
+    shards = json.loads(connect(wh, ["s"]).execute("SELECT settings_json FROM runs").fetchone()[0])["shards"]
     assert shards["count"] == count and [s["rows"] for s in shards["shards"]] == \
-        [list(share(ref.connect(["ref"]).execute("SELECT n_rows FROM runs").fetchone()[0], i, count))
+        [list(share(connect(ref, ["ref"]).execute("SELECT n_rows FROM runs").fetchone()[0], i, count))
          for i in range(1, count + 1)]
 
 
@@ -177,13 +179,13 @@ def test_batched_shards_make_the_same_decisions_and_call_ids_stay_unique(tmp_pat
     wh = Warehouse(tmp_path / "wh")
     for index in (2, 4, 1, 3):
         _run(wh, ds, "s", batch_size=3, shard=(index, 4), commit_every=2)
-    con = wh.connect(["s"])
+    con = connect(wh, ["s"])
     per_call = con.execute("SELECT call_id, count(DISTINCT row_index), any_value(chunk_size) FROM decisions "
                            "GROUP BY call_id").fetchall()
     assert all(rows == size for _, rows, size in per_call)        # a call id names one call of one shard
     fields = "case_id, row_index, qid, predicted, confidence, correct, slice_set IS NOT NULL"
     query = "SELECT %s FROM decisions ORDER BY row_index, qid_pos" % fields
-    assert con.execute(query).fetchall() == ref.connect(["ref"]).execute(query).fetchall()
+    assert con.execute(query).fetchall() == connect(ref, ["ref"]).execute(query).fetchall()
     assert _slice_sets(wh, "s") == _slice_sets(ref, "ref")
 
 
@@ -285,7 +287,7 @@ def test_shards_may_run_on_different_devices(tmp_path):
     for index, device in ((1, "cpu"), (2, "cuda")):
         runner = ShardDouble(device=device)
         _run(wh, SUPPORT, "D", runner=runner, shard=(index, 2), device=device)
-    settings = json.loads(wh.connect(["D"]).execute("SELECT settings_json FROM runs").fetchone()[0])
+    settings = json.loads(connect(wh, ["D"]).execute("SELECT settings_json FROM runs").fetchone()[0])
     assert settings["device"] == ["cpu", "cuda"]
     assert [s["device"] for s in settings["shards"]["shards"]] == ["cpu", "cuda"]
     assert _strip(_report(wh, "D")["overall"]) == _strip(_report(wh, "whole")["overall"])
@@ -436,7 +438,7 @@ import os, sys
 sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
 from doubles import FakeClock, die_at_rename
 from resume_double import ResumeDouble
-from laya_cases.run.execute import RunOptions, execute
+from laya_cases.run.execute import execute; from laya_cases.run.options import RunOptions
 from laya_cases.store.warehouse import Warehouse
 
 root = sys.argv[3]
@@ -472,7 +474,7 @@ def test_a_kill_at_every_step_of_the_last_shard_leaves_nothing_torn_and_continue
             pq.read_metadata(str(path))
         assert check(wh) == [] and wh.run_ids() == (["s"] if state == "complete" else [])
         if state == "incomplete":
-            R.build(wh.connect(["s"]), "s", R.Options())
+            R.build(connect(wh, ["s"]), "s", R.Options())
         if state != "complete":
             _run(wh, ds, "s", on_error="skip", commit_every=2, shard=(2, 2))
         assert _report(wh, "s") == expected and check(wh) == []

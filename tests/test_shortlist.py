@@ -18,6 +18,7 @@ from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_fro
 from laya_cases.harness.shortlist import retrieval
 from laya_cases.harness.shortlist.harness import ShortlistOptions, execute
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 LABELS = ["a", "b", "c", "d"]
 
@@ -83,7 +84,7 @@ def _dataset(tmp_path, rows):
 
 
 def _report(wh, rid):
-    return R.build(wh.connect([rid]), rid, R.Options(include_cases=False))
+    return R.build(connect(wh, [rid]), rid, R.Options(include_cases=False))
 
 
 # ---------------------------------------------------------------------------- T7.5
@@ -119,7 +120,7 @@ def test_t7_5_statuses_and_metrics(tmp_path):
                                    "counts": {"correct": 1, "retrieval_miss": 1, "decision_miss": 2}}
     assert config["dataset_sha256"] and config["dataset"].endswith("ds.jsonl")
     assert embed.calls == 4 and all(list(q["intent"]["criteria"]) == ["a", "b"] for q in runner.asked)
-    rows = wh.connect([rid]).execute("SELECT shortlist_status, shortlist_labels, shortlist_scores FROM cases "
+    rows = connect(wh, [rid]).execute("SELECT shortlist_status, shortlist_labels, shortlist_scores FROM cases "
                                      "ORDER BY row_index").fetchall()
     assert [r[0] for r in rows] == ["correct", "decision_miss", "retrieval_miss", "decision_miss"]
     assert rows[0][1] == ["a", "b"]
@@ -143,7 +144,7 @@ def test_t7_5_accuracy_on_recalled_is_absent_when_nothing_was_recalled(tmp_path)
 
 def test_logits_of_the_narrowed_question_are_stored_in_the_original_option_order(tmp_path):
     wh, rid, _, _ = _t75(tmp_path, logits=True)
-    logits = wh.connect([rid]).execute("SELECT logits FROM cases WHERE row_index = 0").fetchone()[0]
+    logits = connect(wh, [rid]).execute("SELECT logits FROM cases WHERE row_index = 0").fetchone()[0]
     assert logits == [0.0, 1.0, None, None]
 
 
@@ -172,7 +173,7 @@ def test_passthrough_when_k_reaches_n_calls_no_embedder(tmp_path):
     rid = execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=4, run_id="p"),
                   runner=PreferenceRunnerDouble(T75_PREFS), embed=RefusingEmbedderDouble(),
                   embedder_id="e").run_id
-    rows = wh.connect([rid]).execute("SELECT shortlist_labels, shortlist_scores FROM cases").fetchall()
+    rows = connect(wh, [rid]).execute("SELECT shortlist_labels, shortlist_scores FROM cases").fetchall()
     assert rows and all(r == (LABELS, None) for r in rows)
     assert _report(wh, rid)["overall"]["shortlist_recall_at_k"] == 1.0
 
@@ -183,7 +184,7 @@ def test_an_answer_outside_the_shortlist_is_an_error_and_nothing_is_committed(tm
             return [{"answers": {"intent": {"type": "choice", "choice": "d", "probabilities": {"d": 1.0}}}}
                     for _ in states]
 
-    from laya_cases.run.execute import RunnerCrash
+    from laya_cases.run.inference import RunnerCrash
 
     wh = Warehouse(tmp_path / "wh")
     with pytest.raises(RunnerCrash, match="outside the shortlist"):
@@ -204,7 +205,7 @@ def test_s7_17_setup_is_checked_before_anything_loads(tmp_path, rows, message):
     with pytest.raises(UsageError, match="--k must be an integer >= 1"):
         execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=0), runner=PreferenceRunnerDouble({}),
                 embed=RefusingEmbedderDouble(), embedder_id="e")
-    assert wh.connect().execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert connect(wh).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
 # ---------------------------------------------------------------------------- T7.6
@@ -224,7 +225,7 @@ def test_t7_6_tournament_survival_and_accuracy_on_survivors(tmp_path):
     config = doc["config"]
     assert config["schema"] == "laya-tournament-evals-report/1" and config["tournament_group_size"] == 2
     assert config["tournament"]["counts"] == {"correct": 2, "elimination_miss": 1, "final_choice_miss": 1}
-    statuses = wh.connect([rid]).execute("SELECT shortlist_status, shortlist_labels FROM cases "
+    statuses = connect(wh, [rid]).execute("SELECT shortlist_status, shortlist_labels FROM cases "
                                          "ORDER BY row_index").fetchall()
     assert statuses == [("correct", ["a", "c"]), ("correct", ["a", "c"]), ("elimination_miss", ["a", "c"]),
                         ("final_choice_miss", ["a", "c"])]
@@ -253,7 +254,8 @@ def test_comparability_needs_equal_k_and_group_size():
 
 def test_an_ordinary_run_gets_no_shortlist_metric(tmp_path):
     from doubles import ExplodingRunnerDouble
-    from laya_cases.run.execute import RunOptions, execute as run_execute
+    from laya_cases.run.execute import execute as run_execute
+    from laya_cases.run.options import RunOptions
 
     wh = Warehouse(tmp_path / "wh")
     path = _dataset(tmp_path, [("money r1", "en", "a")])
@@ -276,7 +278,7 @@ def test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     rid = execute(wh, ShortlistOptions(str(path), model="minilm", k=10, embedder="minilm", run_id="b77")).run_id
     doc = _report(wh, rid)
-    con = wh.connect([rid])
+    con = connect(wh, [rid])
     rows = con.execute("SELECT expected_json, shortlist_labels, shortlist_scores, correct, shortlist_status "
                        "FROM cases ORDER BY row_index").fetchall()
     assert len(rows) == 20
@@ -411,7 +413,7 @@ def test_statuses_and_every_slice_metric_against_plain_python(tmp_path, seed, to
             assert got[names[1]] == sum(status[s] == "correct" for s in kept) / len(kept), (dim, key)
         else:
             assert names[1] not in got
-    stored = dict(wh.connect([rid]).execute("SELECT row_index, shortlist_status FROM cases").fetchall())
+    stored = dict(connect(wh, [rid]).execute("SELECT row_index, shortlist_status FROM cases").fetchall())
     assert [stored[i] for i in range(n)] == [status[s] for s, _, _ in rows]
 
 

@@ -27,6 +27,7 @@ from report_path import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 import synthetic  # noqa: E402
+from laya_cases.query.sql import connect
 
 MASTER = "local[2]"
 EXTRAS = dict(score_within=(0.5, 0.0), coverages=(0.3, 1.0), thresholds=(0.6,))
@@ -50,7 +51,7 @@ def spark():
 def both(spark, wh, run_id, **options):
     """(DuckDB's report JSON, Spark's) of one run, without the cases listing unless asked."""
     options.setdefault("include_cases", False)
-    duck = R.dumps(R.build(wh.connect([run_id]), run_id, R.Options(**options)))
+    duck = R.dumps(R.build(connect(wh, [run_id]), run_id, R.Options(**options)))
     other = R.dumps(R.build(SparkConnection(spark, wh, [run_id]), run_id, R.Options(**options)))
     return duck, other
 
@@ -227,7 +228,7 @@ def test_t6_2_policy_thresholds_and_baseline_gate_the_same_on_spark(tmp_path):
     absent metric among them: the FAIL lines, delta lines, exit 1 and the report JSON are DuckDB's."""
     store = Store(tmp_path)
     run_id = store.ingest(fixture_rows("ties.json"))
-    baseline = R.build(store.wh.connect([run_id]), run_id, R.Options())
+    baseline = R.build(connect(store.wh, [run_id]), run_id, R.Options())
     baseline["overall"]["choice_accuracy"] = 0.7
     baseline["slices"]["language"]["en"]["choice_accuracy"] = 0.75
     (tmp_path / "base.json").write_text(json.dumps(baseline))
@@ -260,7 +261,7 @@ def test_compare_of_a_run_on_spark_is_the_same(stores, tmp_path):
     from laya_cases.store.warehouse import Warehouse
 
     wh = Warehouse(stores["support"])
-    (tmp_path / "support.json").write_text(json.dumps(R.build(wh.connect(["support"]), "support", R.Options())))
+    (tmp_path / "support.json").write_text(json.dumps(R.build(connect(wh, ["support"]), "support", R.Options())))
     rules = [{"slice": {"qid": "intent"}, "metric": "choice_accuracy", "min_count": 1, "max_drop": 0.01},
              {"slice": {"qid": "intent"}, "metric": "ece", "min_count": 1, "max": 0.5}]
     (tmp_path / "policy.json").write_text(json.dumps({"version": 1, "rules": rules}))

@@ -18,6 +18,7 @@ from laya_cases.core import identity as I
 from laya_cases.report import build as R
 from laya_cases.query import sql as Q
 from report_path import Store, close, report_diffs, same_bits
+from laya_cases.query.sql import connect
 
 
 @pytest.fixture
@@ -160,7 +161,7 @@ def test_t3_2_edge1_fallback_chain_and_label_types(store):
     assert ext["score_mae"] == {"n": 0, "reason": "no_applicable_case"}
     assert ext["score_within_0.5"] == {"n": 0, "reason": "no_applicable_case"}
     assert ext["mean_confidence"]["n"] == 8 and ext["ece"]["n_paired"] == 4
-    sources = dict(store.wh.connect([rid]).execute(
+    sources = dict(connect(store.wh, [rid]).execute(
         "SELECT qid, coalesce(confidence_source, '-') FROM cases").fetchall())
     assert sources == {"c1": "confidence", "c2": "probabilities", "c3": "-", "n1": "noul",
                        "n2": "confidence", "n3": "answer_confidence", "c4": "answer_confidence",
@@ -288,7 +289,7 @@ def test_t3_7_empty_and_out_of_range_coverage(store):
         with pytest.raises(UsageError):
             R.check_coverage(bad)
     rid = store.ingest(choice_rows([(0.9, True), (0.4, False)]))
-    con = store.wh.connect([rid])
+    con = connect(store.wh, [rid])
     R.compute(con, rid, R.Options())                           # materialises the pipeline tables
     for bad in (0.0, 1.01):                                    # the SQL guards it too
         assert Q.query(con, "metrics/selective_accuracy.sql", {"coverage": bad}).fetchall() == []

@@ -17,6 +17,7 @@ from helpers import write_jsonl
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
+from laya_cases.query.sql import connect
 
 N = 57
 
@@ -87,7 +88,7 @@ def test_a_count_that_would_rerun_the_query_is_left_out(wh, monkeypatch):
 def test_the_count_plan_is_read_from_duckdb(wh, monkeypatch):
     from laya_cases.query import listing
 
-    con = Warehouse(wh).connect()
+    con = connect(Warehouse(wh))
     monkeypatch.setattr(listing, "COUNT_ROWS", 0)
     cheap = {q: listing.count_is_cheap(con, con.sql(q).aggregate("count(*)")) for q in (
         "SELECT * FROM cases", "SELECT * FROM cases WHERE confidence > 0.5 LIMIT 3", "SELECT * FROM range(10)",
@@ -182,7 +183,7 @@ def test_memory_limit_and_spill_directory(wh, monkeypatch, tmp_path):
     monkeypatch.setenv("LAYA_CASES_TEMP_DIR", str(tmp_path / "spill"))
     rows = json.loads(invoke("sql", setting, "-w", wh, "--format", "json").stdout)
     assert rows == [{"m": "300.0 MiB", "t": str(tmp_path / "spill")}]
-    con = Warehouse(wh).connect()                          # works within the limit (spilling if it must)
+    con = connect(Warehouse(wh))                          # works within the limit (spilling if it must)
     assert con.execute("SELECT count(*), sum(x) FROM (SELECT x FROM range(3000000) t(x) ORDER BY random())"
                        ).fetchall() == [(3000000, 4499998500000)]
     monkeypatch.delenv("LAYA_CASES_TEMP_DIR")

@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from helpers import ROOT, cli
+from laya_cases.query.sql import connect
 
 HEAVY = ("torch", "transformers", "matplotlib", "polars", "pyarrow", "numpy", "pandas", "datasets", "sklearn")
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
@@ -106,14 +107,14 @@ def test_an_empty_warehouse_has_the_views_of_a_full_one(store, tmp_path):
     """No files: each view is typed as the files would read (no pyarrow table behind it)."""
     from laya_cases.store.warehouse import Warehouse
 
-    full, empty = Warehouse(store).connect(), Warehouse(tmp_path / "none").connect()
+    full, empty = connect(Warehouse(store)), connect(Warehouse(tmp_path / "none"))
     for view in ("decisions", "cases", "errors", "runs", "slice_sets"):
         described = [con.execute("DESCRIBE %s" % view).fetchall() for con in (full, empty)]
         assert [r[:2] for r in described[1]] == [r[:2] for r in described[0]], view
         assert empty.execute("SELECT count(*) FROM %s" % view).fetchone()[0] == 0
-    one = Warehouse(store).connect(["r1"])
+    one = connect(Warehouse(store), ["r1"])
     assert [r[:2] for r in one.execute("DESCRIBE slice_sets").fetchall()] == \
-        [r[:2] for r in Warehouse(tmp_path / "none").connect([]).execute("DESCRIBE slice_sets").fetchall()]
+        [r[:2] for r in connect(Warehouse(tmp_path / "none"), []).execute("DESCRIBE slice_sets").fetchall()]
 
 
 def test_footers_read_through_duckdb(store, tmp_path):

@@ -33,6 +33,7 @@ from laya_cases_cli.app import app
 from test_presentation import RandomLogitRunnerDouble
 from test_relevance import ScriptedScorer, write_language
 from test_robustness import ContentRunnerDouble
+from laya_cases.query.sql import connect
 
 THREADS = (1, 8, 8, 8, 16)
 LANGS = ["l%02d" % i for i in range(11)]
@@ -172,7 +173,7 @@ SHUFFLED: Dict[str, Callable[[bytes], Any]] = {"crosslingual": lambda doc: doc, 
 def test_the_thread_count_reaches_the_connection(stores, monkeypatch):
     for n in (1, 8):
         _threads(monkeypatch, n)
-        assert Warehouse(stores["wh"]).connect(["grid"]).execute("SELECT current_setting('threads')").fetchone() \
+        assert connect(Warehouse(stores["wh"]), ["grid"]).execute("SELECT current_setting('threads')").fetchone() \
             == (n,)
 
 

@@ -5,12 +5,13 @@ from helpers import fixture_rows, write_jsonl
 from laya_cases.report import build as R
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.store.warehouse import Warehouse
+from laya_cases.query.sql import connect
 
 
 def _doc(tmp_path, rows, thresholds):
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", rows)), run_id="t").run_id
-    return R.build(wh.connect([rid]), rid, R.Options(thresholds=thresholds))
+    return R.build(connect(wh, [rid]), rid, R.Options(thresholds=thresholds))
 
 
 def test_s9_3_threshold_cut_on_ties(tmp_path):

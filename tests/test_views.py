@@ -28,6 +28,7 @@ from laya_cases_cli.progress import RowProgress, count_rows
 from laya_cases.runners import registry
 from laya_cases_cli.app import app
 from test_cli import store  # noqa: F401  (the bundled answers ingested as run `base`, once per module)
+from laya_cases.query.sql import connect
 
 DATASET = ROOT / "data" / "support.jsonl"
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
@@ -287,14 +288,14 @@ def test_the_report_names_each_phase_it_computes(store):  # noqa: F811
 
     seen = []
     wh = Warehouse(store)
-    R.build(wh.connect(["base"]), "base", R.Options(include_cases=False, phase=lambda *a: seen.append(a)))
+    R.build(connect(wh, ["base"]), "base", R.Options(include_cases=False, phase=lambda *a: seen.append(a)))
     total = seen[0][1]
     assert [d for d, _, _ in seen] == list(range(total)) and {t for _, t, _ in seen} == {total}
     paths = [p for _, _, p in seen]
     assert "pipeline/cells.sql" in paths and "pipeline/level_cells.sql" in paths
     assert all(p in {f.path for f in catalogue.files("pipeline") + catalogue.files("metrics")} for p in paths)
-    silent = R.build(wh.connect(["base"]), "base", R.Options(include_cases=False))
-    loud = R.build(wh.connect(["base"]), "base", R.Options(include_cases=False, phase=lambda *a: None))
+    silent = R.build(connect(wh, ["base"]), "base", R.Options(include_cases=False))
+    loud = R.build(connect(wh, ["base"]), "base", R.Options(include_cases=False, phase=lambda *a: None))
     assert json.dumps(silent, sort_keys=True) == json.dumps(loud, sort_keys=True)
 
 def test_count_rows_matches_the_reader():

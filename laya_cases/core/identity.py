@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Dict, Iterable
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from laya_cases.core.errors import UsageError
 
@@ -73,3 +73,18 @@ class LabelledRowsDigest:
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
+
+
+_MISSING = "<absent>"
+
+
+def first_difference(stored: Any, now: Any, path: str = "") -> Optional[Tuple[str, Any, Any]]:
+    """(dotted key, recorded value, current value) of the first difference, keys in sorted order."""
+    if isinstance(stored, dict) and isinstance(now, dict):
+        for key in sorted(set(stored) | set(now)):
+            found = first_difference(stored.get(key, _MISSING), now.get(key, _MISSING),
+                                     "%s.%s" % (path, key) if path else key)
+            if found:
+                return found
+        return None
+    return None if stored == now else (path or "the run", stored, now)

@@ -61,7 +61,7 @@ def _tagged(document: Dict[str, Any], source: str) -> Document:
 def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
     """A report JSON file, else a run id in the warehouse (its report is built from the store)."""
     from laya_cases.report import build as R
-    from laya_cases.store.warehouse import validate_run_id
+    from laya_cases.store.layout import validate_run_id
 
     try:
         run_id = validate_run_id(ref)

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.query import sql as S
+from laya_cases.query.sql import connect
 
 BY = ("language", "item")
 DEFAULT_PIVOT = "en"
@@ -51,4 +52,4 @@ def build(con, run_id: str, pivot: str = DEFAULT_PIVOT, limit: Optional[int] = 2
 def report(wh, run_id: str, pivot: str = DEFAULT_PIVOT, limit: Optional[int] = 20) -> Dict[str, Any]:
     """`build` on a warehouse: the run must be committed and undamaged."""
     wh.require_run(run_id)
-    return build(wh.connect([run_id]), run_id, pivot, limit)
+    return build(connect(wh, [run_id]), run_id, pivot, limit)

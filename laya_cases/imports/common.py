@@ -16,7 +16,9 @@ from laya_cases.core.errors import UsageError
 from laya_cases.core.dataset import Row
 from laya_cases.core.identity import file_sha256
 from laya_cases.record.recorder import RecordedRun, RunRecorder
-from laya_cases.store.warehouse import Warehouse, new_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import new_run_id
+from laya_cases.query.sql import connect
 
 IMPORT_SCHEMA = "laya-cases-import/1"
 
@@ -67,7 +69,7 @@ def imported_before(wh: Warehouse, ident: Dict[str, Any]) -> Optional[str]:
     """The committed run that imported these very files with this normalisation, if any."""
     if not wh.run_ids():
         return None
-    con = wh.connect()
+    con = connect(wh)
     for run_id, settings in con.execute("SELECT run_id, settings_json FROM runs WHERE kind = 'import' "
                                         "ORDER BY run_id").fetchall():
         previous = json.loads(settings or "{}").get("import")

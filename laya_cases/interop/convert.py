@@ -70,7 +70,7 @@ def load_source(name_or_path: str, split: Optional[str] = None, config: Optional
     """A `datasets.Dataset`: a folder written by `save_to_disk` (a DatasetDict one needs `split`), a data
     file or a list of files by extension (json/jsonl/csv/tsv/parquet/arrow/txt), another folder or a
     Hub name through `datasets.load_dataset` (the Hub needs the network)."""
-    datasets = _import("datasets")
+    datasets = require_package("datasets")
     path = Path(name_or_path)
     split_name = split or "train"
     try:
@@ -154,42 +154,9 @@ def write_jsonl(rows: Sequence[Dict[str, Any]], out: Union[str, Path]) -> Path:
     return path
 
 
-# ---------------------------------------------------------------------------------------------- out
-def run_to_hf(store: Any, run: str):
-    """A run's cases (the rows of `Store.cases(run)`) as a `datasets.Dataset`, columns in the warehouse's
-    Arrow types (docs/schema.md) plus `run_id`. `store` is a `laya_cases.Store` or a warehouse path.
-    Share it with `.save_to_disk(folder)` or `.push_to_hub(name)`."""
-    import pyarrow as pa
-
-    from laya_cases.store.schema import DECISION_SCHEMA, SCHEMA_VERSION
-
-    datasets = _import("datasets")
-    if not hasattr(store, "cases"):
-        from laya_cases.api import open as open_store
-
-        store = open_store(store)
-    table = store.cases(run).to_arrow()
-    fields = [DECISION_SCHEMA.field(n) if n in DECISION_SCHEMA.names else pa.field(n, pa.string() if n == "run_id"
-              else _plain(table.schema.field(n).type)) for n in table.column_names]
-    table = table.cast(pa.schema(fields))
-    info = datasets.DatasetInfo(description="laya-cases run %s: its cases (%s, docs/schema.md)"
-                                % (run, SCHEMA_VERSION))
-    return datasets.Dataset(datasets.table.InMemoryTable(table), info=info)
-
-
-def _plain(kind: Any) -> Any:
-    """polars' large/view Arrow types as the plain ones the warehouse writes."""
-    import pyarrow as pa
-
-    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-        return pa.string()
-    if pa.types.is_large_list(kind) or pa.types.is_list_view(kind):
-        return pa.list_(_plain(kind.value_type))
-    return kind
-
-
 # ---------------------------------------------------------------------------------------------- helpers
-def _import(name: str):
+def require_package(name: str):
+    """The module `name`, or a UsageError saying how to install it."""
     import importlib
 
     try:
@@ -242,7 +209,7 @@ def _table(source: Any, limit: Optional[int]) -> Tuple[Any, Dict[str, List[str]]
             raise UsageError("a %s: pick one split first, e.g. ds[\"test\"]" % type(source).__name__)
         if not hasattr(source, "select"):                        # an IterableDataset (streaming): read it
             rows = list(source.take(limit) if limit is not None else source)
-            source = _import("datasets").Dataset.from_list(rows, features=source.features)
+            source = require_package("datasets").Dataset.from_list(rows, features=source.features)
         if limit is not None:
             source = source.select(range(min(limit, len(source))))
         names = {col: n for col, n in ((c, _class_names(f)) for c, f in source.features.items()) if n}

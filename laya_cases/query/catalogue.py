@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from laya_cases.query import sql as sqlfiles
@@ -118,6 +119,20 @@ def _metric(path: str, keys: Dict[str, str]) -> Metric:
                   published_at=() if option or not at else tuple(float(v) for v in at.split(",")),
                   option=option[2:].replace("-", "_") if option else None,
                   params=tuple(sqlfiles.header_params(path)))
+
+
+@lru_cache(maxsize=None)
+def schema_metrics() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
+    """config schema -> (file, the metric names it publishes): a benchmark's metric file with a
+    `-- for_schema:` line, which a report adds only for runs committed under that schema (sql/shortlist/).
+    A benchmark adds its metrics to reports by such a file; the report knows no benchmark."""
+    out = {}
+    for folder in sorted(p.name for p in resources.files("laya_cases_sql").iterdir() if p.is_dir()):
+        for path in sqlfiles.listing(folder):
+            keys = header(path)
+            if "for_schema" in keys:
+                out[keys["for_schema"]] = (path, tuple(_words(keys["query"].split(" -- ")[0])))
+    return out
 
 
 @lru_cache(maxsize=None)

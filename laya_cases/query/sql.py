@@ -169,3 +169,13 @@ def prepare_connection(con: duckdb.DuckDBPyConnection, functions: bool = True) -
     con.create_function("lc_exact_total", exact_total, limbs, DOUBLE, null_handling="special", side_effects=False)
     for name in listing("macros"):
         con.execute(text(name))
+
+
+def connect(wh, run_ids: Optional[List[str]] = None, variants: bool = False,
+            functions: bool = True) -> duckdb.DuckDBPyConnection:
+    """The store's views (`wh.connect`: decisions, cases, errors, runs, slice_sets over the runs asked for)
+    on a connection this library's queries can run on: memory settings, and unless not `functions`, the
+    macros and lc_exact_total (`runs` needs none: it starts without numpy)."""
+    con = wh.connect(run_ids, variants)
+    prepare_connection(con, functions)
+    return con

@@ -1,5 +1,5 @@
 """A helper process that renders batches of report --json cases (laya_cases/report/stream.py), so the Python
-work of a large `cases` list runs on two cores: `python -m laya_cases.report.answer_helper`, fed on stdin.
+work of a large `cases` list runs on two cores: `python -m laya_cases.report.answer_worker`, fed on stdin.
 
 One batch is in flight at a time (the caller reads a result before it sends the next batch), so neither
 side can block the other on a full pipe. A plain child process, not multiprocessing: multiprocessing's
@@ -38,7 +38,7 @@ class Helper:
     (render it here)."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "laya_cases.report.answer_helper"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", "laya_cases.report.answer_worker"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def submit(self, first: str, answers: List[Optional[str]], rests: List[str]) -> None:
@@ -65,21 +65,3 @@ class Helper:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-
-
-def main() -> None:
-    from laya_cases.report.stream import answer_texts, render_batch
-
-    answers = answer_texts()
-    while True:
-        batch = receive(sys.stdin.buffer)
-        if batch is None:
-            return
-        try:
-            send(sys.stdout.buffer, render_batch(answers, *batch).encode("utf-8"))
-        except Exception as exc:                     # noqa: BLE001 -- the caller re-renders and raises it
-            send(sys.stdout.buffer, (str(exc),))
-
-
-if __name__ == "__main__":
-    main()

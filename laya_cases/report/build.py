@@ -18,7 +18,6 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import catalogue
 from laya_cases.query import sql as sqlfiles
 from laya_cases.core.answers import score_within_key
-from laya_cases.harness.shortlist import metrics as shortlist_metrics
 
 DIMENSIONS = ("language", "model", "qid", "tag")
 #: What the report publishes and how is the metric catalogue (laya_cases/query/catalogue.py, the headers
@@ -123,9 +122,11 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     for name, path, params in runs:
         _collect(m, sqlfiles.rows(sqlfiles.query(con, path, _bind_run(path, params, run_id))), name)
         m.requested.append(name)
-    names, rows = shortlist_metrics.collect(con, run_id)       # S7.19, S7.20: shortlist/tournament runs only
-    _collect(m, rows)
-    m.requested.extend(names)
+    schema = sqlfiles.rows(sqlfiles.query(con, "report/run_schema.sql", {"run_id": run_id}))
+    path, names = catalogue.schema_metrics().get(schema[0]["schema"] if schema else None, (None, ()))
+    if path:                                # S7.19, S7.20: a shortlist or tournament run's own metrics
+        _collect(m, sqlfiles.rows(sqlfiles.query(con, path, {"run_id": run_id})))
+        m.requested.extend(names)
     for name, path, params in extension_cuts(options):
         _collect(m, sqlfiles.rows(sqlfiles.query(con, path, _bind_run(path, params, run_id))), name)
     for row in sqlfiles.rows(con.execute("SELECT * FROM reliability ORDER BY dim, key, bin")):

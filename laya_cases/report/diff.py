@@ -15,7 +15,8 @@ percentile rule is the report's own sql/bootstrap/intervals.sql.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pyarrow as pa
 
@@ -47,10 +48,22 @@ def _json_or_none(text: Optional[str]) -> Any:
     return None if text is None else json.loads(text)
 
 
+@dataclass(frozen=True)
+class DiffBlock:
+    """A benchmark's own section of a diff, added by the benchmark (harness/diff_blocks.py lists them):
+    `compute(wh, con, run_a, run_b)` is the block, or None unless both runs are of its kind."""
+    name: str
+    compute: Callable[[Any, Any, str, str], Optional[Dict[str, Any]]]
+    text_lines: Callable[[Dict[str, Any]], List[str]]
+    markdown_lines: Callable[[Dict[str, Any]], List[str]]
+
+
 def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0,
-         max_flip_rate: Optional[float] = None, engine: str = "duckdb", master: Optional[str] = None) -> Dict[str, Any]:
+         max_flip_rate: Optional[float] = None, engine: str = "duckdb", master: Optional[str] = None,
+         blocks: Sequence[DiffBlock] = ()) -> Dict[str, Any]:
     """Compare run B against run A case by case; returns the diff document (see module docstring).
-    `engine`, `master`: the engine that runs the SQL (laya_cases/engines, docs/scale.md)."""
+    `engine`, `master`: the engine that runs the SQL (query/engines, docs/scale.md); `blocks`: the
+    benchmarks' own sections, each present when both runs are of its kind."""
     _check(by, bootstrap, seed, max_flip_rate)
     wh.require_run(run_a)
     wh.require_run(run_b)
@@ -108,10 +121,10 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         "bootstrap": {"B": bootstrap, "seed": seed, "level": LEVEL, "unit": "row", "n_rows": n},
         "gate": {"max_flip_rate": max_flip_rate, "failures": failures},
     }
-    from laya_cases.harness.robustness.compare import robustness_diff
-    robustness = robustness_diff(wh, con, run_a, run_b)       # both robustness runs: per-kind agreement
-    if robustness is not None:
-        result["robustness"] = robustness
+    for block in blocks:
+        value = block.compute(wh, con, run_a, run_b)
+        if value is not None:
+            result[block.name] = value
     return result
 
 
@@ -128,7 +141,7 @@ def _answer(predicted: Optional[str], confidence: Optional[float]) -> str:
     return "%s (%s)" % (predicted, _f(confidence, "%.2f"))
 
 
-def text_lines(d: Dict[str, Any], show: int = 10) -> List[str]:
+def text_lines(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = ()) -> List[str]:
     lines = [
         "runs        A=%s  B=%s" % (d["run_a"], d["run_b"]),
         "cases       %d compared, %d only in A, %d only in B" % (d["compared"], d["only_in_a"], d["only_in_b"]),
@@ -157,9 +170,9 @@ def text_lines(d: Dict[str, Any], show: int = 10) -> List[str]:
             lines.append("  %s=%s  n=%d A=%s B=%s delta=%s CI %s r->w=%d w->r=%d p=%.4g" % (
                 dim, key, g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
                 _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"]))
-    if "robustness" in d:
-        from laya_cases.harness.robustness.compare import text_lines as robustness_lines
-        lines += robustness_lines(d["robustness"])
+    for block in blocks:
+        if block.name in d:
+            lines += block.text_lines(d[block.name])
     return lines
 
 
@@ -167,7 +180,7 @@ def _cell(value: Any) -> str:
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def markdown(d: Dict[str, Any], show: int = 10) -> str:
+def markdown(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = ()) -> str:
     lines = ["## Case-level diff: `%s` -> `%s`" % (_cell(d["run_a"]), _cell(d["run_b"])), "",
              "| quantity | value |", "|---|---|"]
     for name, value in (("compared", d["compared"]), ("only in A", d["only_in_a"]), ("only in B", d["only_in_b"]),
@@ -198,7 +211,7 @@ def markdown(d: Dict[str, Any], show: int = 10) -> str:
         if len(d["flips"]) > show:
             lines.append("")
             lines.append("%d more flipped case(s) in the JSON output." % (len(d["flips"]) - show))
-    if "robustness" in d:
-        from laya_cases.harness.robustness.compare import markdown_lines
-        lines += markdown_lines(d["robustness"])
+    for block in blocks:
+        if block.name in d:
+            lines += block.markdown_lines(d[block.name])
     return "\n".join(lines) + "\n"

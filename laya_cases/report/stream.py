@@ -21,6 +21,7 @@ import duckdb
 
 from laya_cases.report import build as R
 from laya_cases.query import sql as sqlfiles
+from laya_cases.query.sql import connect
 
 _STR: Callable[[str], str] = json.encoder.encode_basestring       # C escaper, as ensure_ascii=False uses
 _FLOAT = float.__repr__
@@ -329,7 +330,7 @@ def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequen
     from laya_cases.core.errors import UsageError
 
     try:
-        con = wh.connect([run_id]) if with_cases else None
+        con = connect(wh, [run_id]) if with_cases else None
         if con is not None and not os.environ.get(sqlfiles.MEMORY_ENV):
             con.execute("SET memory_limit = '%s'" % STREAM_MEMORY)     # the sort spills; RSS stays small
         if target == "-":

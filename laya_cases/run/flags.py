@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from laya_cases.run.execute import parse_runner_options
+from laya_cases.run.options import parse_runner_options
 
 
 def runner_options_from_flags(runner: Optional[str], pairs: Optional[Sequence[str]] = None, *,

@@ -17,12 +17,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from laya_cases.core.errors import UsageError, shorten
+from laya_cases.core.identity import first_difference
 from laya_cases.store import progress as run_progress
-
-_MISSING = "<absent>"
 
 
 def check_commit_options(opts: Any) -> None:
@@ -114,13 +113,3 @@ def _refuse_difference(run_id: str, stored: Any, now: Any) -> None:
                          "model and options" % (run_id, path, shorten(repr(was)), shorten(repr(is_now))))
 
 
-def first_difference(stored: Any, now: Any, path: str = "") -> Optional[Tuple[str, Any, Any]]:
-    """(dotted key, recorded value, current value) of the first difference, keys in sorted order."""
-    if isinstance(stored, dict) and isinstance(now, dict):
-        for key in sorted(set(stored) | set(now)):
-            found = first_difference(stored.get(key, _MISSING), now.get(key, _MISSING),
-                                     "%s.%s" % (path, key) if path else key)
-            if found:
-                return found
-        return None
-    return None if stored == now else (path or "the run", stored, now)

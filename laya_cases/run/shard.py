@@ -21,14 +21,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from laya_cases.core import dataset as D, identity as I, strict
 from laya_cases.core.errors import UsageError, shorten
-from laya_cases.core import dataset as D
-from laya_cases.core import identity as I
-from laya_cases.run import resume as RS
-from laya_cases.store import shards as S
-from laya_cases.core import strict
 from laya_cases.record.decisions import DecisionBuffer, case_digest
 from laya_cases.record.recorder import COMMIT_ROWS, COMMIT_SECONDS, RecordedRun, RunRecorder
+from laya_cases.run import resume as RS
+from laya_cases.run.inference import RunnerCrash, _Calls, _Inference
+from laya_cases.run.load import _load_runner
+from laya_cases.run.options import check_options
+from laya_cases.store import shards as S
+from laya_cases.store.write import staging_area
+
 
 _SHARD = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$", re.ASCII)     # ASCII digits: not '１/２'
 
@@ -118,8 +121,6 @@ class ShardRecorder(RunRecorder):
     @contextmanager
     def shard_staging(self, rows: List[D.Row], key: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
         """Claim the shard (a dead writer's record is taken over and continued); yields its record."""
-        from laya_cases.store.write import staging_area    # a shard joins its run: not stage()'s run-id checks
-
         with staging_area(self.wh, self.run_id) as staged:
             record = S.claim(staged, self.index, self.count, (self.lo, self.hi), key)
             self.buffer = ShardBuffer(self.wh, self.run_id, rows[:self.lo])
@@ -164,8 +165,6 @@ def execute(wh, opts: Any, *, runner: Any = None, clock: Callable[[], float] = t
     """run.execute for `opts.shard = (I, N)`: score shard I's rows and commit them into run opts.run_id;
     the shard that completes the run commits its runs entry. A shard whose earlier writer died
     continues from its committed chunks. progress/on_loaded count this shard's rows."""
-    from laya_cases.run.execute import RunnerCrash, _Inference, _load_runner, check_options
-
     check_options(opts)
     index, count = opts.shard
     if not opts.run_id:
@@ -201,11 +200,9 @@ def execute(wh, opts: Any, *, runner: Any = None, clock: Callable[[], float] = t
 
 
 class _OffsetCalls:
-    """run._Calls whose call ids start at the shard's first row (ids stay unique across shards)."""
+    """inference._Calls whose call ids start at the shard's first row (ids stay unique across shards)."""
 
     def __init__(self, base: int):
-        from laya_cases.run.execute import _Calls
-
         self._calls, self.base = _Calls(), base
 
     def add(self, size: int) -> int:

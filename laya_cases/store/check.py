@@ -18,7 +18,9 @@ from typing import Dict, List, Optional, Tuple
 import duckdb
 
 from laya_cases.store import progress as run_progress
+from laya_cases.store.layout import sql_list
 from laya_cases.store.schema import REQUIRED_COLUMNS, RUN_COLUMNS, SLICE_SET_COLUMNS
+
 
 _RUN_NAMES = [name for name, _, _ in RUN_COLUMNS]
 #: (path, mtime_ns, size) -> (rows, every name in the file's schema tree, nested ones included)
@@ -55,9 +57,7 @@ def _key(path) -> Tuple[str, int, int]:
 def _read_footers(cur: duckdb.DuckDBPyConnection, paths: List[str]) -> Dict[str, Tuple[int, frozenset]]:
     """{file name as DuckDB reports it: (rows, names)} of these files, in two queries; raises duckdb.Error
     when any footer does not read, or UsageError for a path DuckDB cannot take literally."""
-    from laya_cases.store.warehouse import _sql_list
-
-    files = _sql_list(paths)
+    files = sql_list(paths)
     rows = dict(cur.execute("SELECT file_name, num_rows FROM parquet_file_metadata(%s)" % files).fetchall())
     names: Dict[str, set] = {}
     for name, column in cur.execute("SELECT file_name, name FROM parquet_schema(%s)" % files).fetchall():
@@ -165,11 +165,9 @@ def _record_problems(wh, run_id: str, files: List[Path], con) -> List[str]:
 
 
 def _count_from_footers(wh, run_id: str, files: List[Path], cur) -> Optional[str]:
-    from laya_cases.store.warehouse import _sql_list
-
     try:
         found = cur.execute("SELECT run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, hive_partitioning = false)"
-                            % _sql_list([str(wh.run_file(run_id))])).fetchone()
+                            % sql_list([str(wh.run_file(run_id))])).fetchone()
         nulls = _null_counts(cur, files)
     except (duckdb.Error, TypeError) as exc:
         return "%s: unreadable (%s)" % (wh.run_entry(run_id), _first_line(exc))
@@ -180,14 +178,12 @@ def _count_from_footers(wh, run_id: str, files: List[Path], cur) -> Optional[str
 
 def _null_counts(cur, files: List[Path]) -> Dict[str, Dict[str, Optional[int]]]:
     """{file: {"error": nulls, "qid": nulls}} from the footers' column statistics (None: not recorded)."""
-    from laya_cases.store.warehouse import _sql_list
-
     out: Dict[str, Dict[str, Optional[int]]] = {}
     for name, column, nulls, low, high in cur.execute(
             "SELECT file_name, path_in_schema, CASE WHEN bool_or(stats_null_count IS NULL) THEN NULL "
             "ELSE sum(stats_null_count) END, min(TRY_CAST(stats_min AS BIGINT)), max(TRY_CAST(stats_max AS BIGINT)) "
             "FROM parquet_metadata(%s) WHERE path_in_schema IN ('error', 'qid', 'row_index') "
-            "GROUP BY ALL" % _sql_list([str(p) for p in files])).fetchall():
+            "GROUP BY ALL" % sql_list([str(p) for p in files])).fetchall():
         if column == "row_index":
             out.setdefault(name, {})["rows"] = None if low is None or high is None else (int(low), int(high))
         else:
@@ -225,8 +221,6 @@ def prefetch_counts(wh, run_ids: List[str], con: Optional[duckdb.DuckDBPyConnect
     """_record_problems for many committed runs in two queries (the runs rows, the case files' null
     counts), so that `runs` over a thousand runs does not ask DuckDB two thousand times. Any failure
     leaves the cache as it was: each run is then checked alone."""
-    from laya_cases.store.warehouse import _sql_list
-
     todo = {}
     for rid in run_ids:
         if wh.run_state(rid) != "complete":
@@ -246,7 +240,7 @@ def prefetch_counts(wh, run_ids: List[str], con: Optional[duckdb.DuckDBPyConnect
     try:
         by_file = {r[0]: r[1:] for r in cur.execute(
             "SELECT filename, run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, union_by_name = true, "
-            "filename = true, hive_partitioning = false)" % _sql_list([str(wh.run_file(rid)) for rid in todo])).fetchall()}
+            "filename = true, hive_partitioning = false)" % sql_list([str(wh.run_file(rid)) for rid in todo])).fetchall()}
         nulls = _null_counts(cur, [p for _, files in todo.values() for p in files])
     except (duckdb.Error, TypeError):
         return

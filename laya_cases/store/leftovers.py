@@ -1,7 +1,7 @@
 """What killed writers leave behind: staging areas whose writer is gone, partitions no runs entry owns.
 
-Split from store_write.py so that reading it (`laya-cases runs` names leftovers on stderr) imports
-neither pyarrow nor numpy; `gc` (store_write.gc) removes what these functions find.
+Kept apart from write.py so that reading it (`laya-cases runs` names leftovers on stderr) imports
+neither pyarrow nor numpy; `gc` (write.gc) removes what these functions find.
 """
 from __future__ import annotations
 
@@ -10,30 +10,29 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List, Optional
 
-from laya_cases.store import progress as run_progress
 from laya_cases.store.locks import lock, unlock
-from laya_cases.store.warehouse import PARTITION, RUN_ID_PATTERN, Warehouse, is_run_id
+from laya_cases.store.layout import PARTITION, RUN_ID_PATTERN, Layout, is_run_id
 
 _STAGING_NAME = re.compile(r"^(%s)\.(\d+)\.[0-9a-f]{8}$" % RUN_ID_PATTERN)
 # between a writer's mkdir and its flock there is a moment without the lock: a young area whose pid
 # is alive is kept (older than this, a free lock means its writer is gone even if the pid was reused)
 _GRACE_S = 60.0
-_LOCK_FILE = "writer.lock"
+LOCK_FILE = "writer.lock"
 
 
-def sweep_staging(wh: Warehouse, keep: Optional[Path] = None) -> List[str]:
+def sweep_staging(wh: Layout, keep: Optional[Path] = None) -> List[str]:
     """Remove the staging areas of dead writers (call under the commit lock); returns their paths."""
     removed: List[str] = []
-    for path in _dead_areas(wh, keep):
+    for path in dead_areas(wh, keep):
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.lexists(path):        # report only what is really gone
             removed.append(str(path))
     return removed
 
 
-def _dead_areas(wh: Warehouse, keep: Optional[Path] = None) -> List[Path]:
+def dead_areas(wh: Layout, keep: Optional[Path] = None) -> List[Path]:
     """Staging areas whose writer is gone. Only directories named as laya-cases names them are
     considered; anything else is left alone."""
     dead: List[Path] = []
@@ -54,7 +53,7 @@ def _dead_areas(wh: Warehouse, keep: Optional[Path] = None) -> List[Path]:
 
 def _writer_gone(path: Path, pid: int) -> bool:
     try:
-        fd = os.open(str(path / _LOCK_FILE), os.O_RDWR)
+        fd = os.open(str(path / LOCK_FILE), os.O_RDWR)
     except FileNotFoundError:            # died before making its lock file (or a foreign area)
         return not (_young(path) and _alive(pid))
     except OSError:
@@ -68,7 +67,7 @@ def _writer_gone(path: Path, pid: int) -> bool:
         os.close(fd)
 
 
-def writer_alive(wh: Warehouse, name: str) -> bool:
+def writer_alive(wh: Layout, name: str) -> bool:
     """Whether the writer of the staging area `name` (as a progress entry names it) is still alive."""
     match = _STAGING_NAME.match(name)
     path = wh.staging_dir / name
@@ -82,13 +81,8 @@ def _young(path: Path) -> bool:
         return False
 
 
-def leftovers(wh: Warehouse) -> Dict[str, List[str]]:
-    """What `gc` would remove now, removing nothing: {"staging": [paths], "orphans": [paths]}."""
-    return {"staging": [str(p) for p in _dead_areas(wh)],
-            "orphans": [str(p) for p in orphan_partitions(wh) + run_progress.debris(wh)]}
 
-
-def orphan_partitions(wh: Warehouse) -> List[Path]:
+def orphan_partitions(wh: Layout) -> List[Path]:
     """Partitions `cases/run_id=<id>/` and `slice_sets/run_id=<id>/` of a valid id with no runs entry
     (a damaged run's entry keeps its files) and no progress entry (an incomplete run keeps them)."""
     found = []

@@ -13,6 +13,8 @@ import os
 from typing import Iterable, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten_path as shorten
+from laya_cases.store.delta.url import is_url, parse
+
 
 #: device files a user may name on purpose
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr")
@@ -22,8 +24,6 @@ _SYSTEM = ("/proc", "/sys", "/dev")
 def store_roots(warehouse: Optional[str]) -> List[str]:
     """The local directories of the stores a command can see: its warehouse (a path or delta+file://;
     an s3:// store has none) and ./warehouse when it exists."""
-    from laya_cases.store.delta.url import is_url, parse
-
     roots = []
     text = str(warehouse) if warehouse else os.environ.get("LAYA_CASES_WAREHOUSE") or "warehouse"
     if is_url(text):

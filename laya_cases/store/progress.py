@@ -25,11 +25,15 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten, shorten_path
+from laya_cases.store.files import commit_lock, ensure_dir, fsync_path, move, write_table
+from laya_cases.store.layout import PARTITION, PROGRESS_FILE, RUN_FILE, is_run_id
+from laya_cases.store.leftovers import sweep_staging, writer_alive
+from laya_cases.store import schema
+
 
 FORMAT = "laya-cases-progress/1"
-PROGRESS_FILE = "progress.json"
 _PART = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet$")          # part-s<I>-<k>: shard I's (shard_store.py)
-_PART_OR_TMP = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet(\.tmp)?$")
+_PART_ORTMP = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet(\.tmp)?$")
 _FIELDS = {"format": str, "run_id": str, "writer": str, "rows_committed": int, "parts": list,
            "slice_set_parts": list, "run": dict, "resume": dict}
 
@@ -72,8 +76,6 @@ def read_quiet(wh, run_id: str) -> Optional[Dict[str, Any]]:
 
 
 def _shape_problem(entry: Any, run_id: str) -> Optional[str]:
-    from laya_cases.store.schema import RUN_SCHEMA
-
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return "not a %s entry" % FORMAT
     for key, kind in _FIELDS.items():
@@ -85,7 +87,7 @@ def _shape_problem(entry: Any, run_id: str) -> Optional[str]:
     names = entry["parts"] + entry["slice_set_parts"]
     if not entry["parts"] or not all(isinstance(n, str) and _PART.match(n) for n in names):
         return "lists no case file, or a file that is not named part-<k>.parquet"
-    lacking = [f.name for f in RUN_SCHEMA if f.name not in entry["run"]]
+    lacking = [f.name for f in schema.RUN_SCHEMA if f.name not in entry["run"]]
     if lacking:
         return "its run row lacks %s" % ", ".join(lacking[:5])
     return None
@@ -93,8 +95,6 @@ def _shape_problem(entry: Any, run_id: str) -> Optional[str]:
 
 def incomplete_ids(wh) -> List[str]:
     """Run ids with a progress entry and no runs entry, sorted (an unreadable entry counts too)."""
-    from laya_cases.store.warehouse import PARTITION, is_run_id
-
     try:
         names = os.listdir(wh.progress_dir)
     except OSError:
@@ -119,8 +119,6 @@ def run_row(entry: Dict[str, Any]) -> Dict[str, Any]:
 
 def describe(entry: Dict[str, Any]) -> str:
     """`run 'X' is incomplete: k of N dataset row(s) committed`; a sharded run's names its missing shards."""
-    from laya_cases.store.shards import is_sharded, missing
-
     if is_sharded(entry):
         left = missing(entry)
         return "run %r is incomplete: shard%s %s of %d %s missing (%d of %s dataset row(s) committed)" % (
@@ -145,8 +143,6 @@ def resume_hint(wh, run_id: str) -> str:
 def commit_chunk(staged, run: Dict[str, Any], rows_committed: int, resume: Dict[str, Any]) -> bool:
     """Commit what `staged` wrote since its last chunk: the case part, the slice sets it first saw, then
     the progress entry (the commit point). Returns False when there was nothing to commit."""
-    from laya_cases.store.write import commit_lock, fsync_path, sweep_staging
-
     case_name = staged.close()
     if case_name is None:
         return False
@@ -179,15 +175,12 @@ def commit_chunk(staged, run: Dict[str, Any], rows_committed: int, resume: Dict[
 
 def commit_final(staged, run: Dict[str, Any]) -> None:
     """The last chunk and the runs entry (the run's commit point), then the progress entry goes."""
-    from laya_cases.store.schema import RUN_SCHEMA
-    from laya_cases.store.write import commit_lock, fsync_path, sweep_staging, write_table
-    from laya_cases.store.warehouse import PARTITION, RUN_FILE
     import pyarrow as pa
 
     case_name = staged.close()
     set_name = staged.write_set_part(force=not staged.set_parts)
     runs_path = staged.path / "runs" / (PARTITION + staged.run_id)
-    write_table(pa.Table.from_pylist([dict(run, run_id=staged.run_id)], schema=RUN_SCHEMA), runs_path / RUN_FILE)
+    write_table(pa.Table.from_pylist([dict(run, run_id=staged.run_id)], schema=schema.RUN_SCHEMA), runs_path / RUN_FILE)
     _fsync_new(staged, case_name, set_name)
     fsync_path(runs_path / RUN_FILE)
     fsync_path(runs_path)
@@ -213,8 +206,6 @@ def commit_final(staged, run: Dict[str, Any]) -> None:
 def claim(staged) -> Dict[str, Any]:
     """Take over an incomplete run for `staged` (a resuming writer): its previous writer must be gone.
     Part files the entry does not list (a writer killed mid-commit) are removed; returns the entry."""
-    from laya_cases.store.write import commit_lock, fsync_path, writer_alive
-
     wh, rid = staged.warehouse, staged.run_id
     with commit_lock(wh):
         if wh.has_run(rid):
@@ -263,42 +254,14 @@ def stray_parts(partition: Path, listed: List[str]) -> List[Path]:
         names = sorted(os.listdir(partition))
     except OSError:
         return []
-    return [partition / n for n in names if _PART_OR_TMP.match(n) and n not in listed
+    return [partition / n for n in names if _PART_ORTMP.match(n) and n not in listed
             and (partition / n).is_file() and not (partition / n).is_symlink()]
 
-
-def debris(wh) -> List[Path]:
-    """What gc removes besides staging areas and orphan partitions: stray parts of incomplete runs, and
-    progress entries of runs that are committed (a writer killed just after its final commit point) or
-    without their progress.json (one killed before its first chunk's commit point)."""
-    from laya_cases.store.shards import live_writers
-    from laya_cases.store.warehouse import PARTITION, is_run_id
-
-    found: List[Path] = []
-    for rid in incomplete_ids(wh):
-        entry = read_quiet(wh, rid)
-        if entry is not None:
-            found += stray_parts(wh.case_partition(rid), entry["parts"])
-            found += stray_parts(wh.slice_set_partition(rid), entry["slice_set_parts"])
-    try:
-        names = sorted(os.listdir(wh.progress_dir))
-    except OSError:
-        names = []
-    for name in names:
-        rid = name[len(PARTITION):]
-        path = wh.progress_dir / name
-        if name.startswith(PARTITION) and is_run_id(rid) and path.is_dir() and not path.is_symlink() \
-                and (wh.has_run(rid) or not os.path.lexists(wh.progress_file(rid))) \
-                and (wh.has_run(rid) or not live_writers(wh, path)):      # shards before their first commit
-            found.append(path)
-    return found
 
 
 # ---------------------------------------------------------------------------- helpers
 def _write_entry(staging: Path, entry: Dict[str, Any]) -> Path:
     """The entry as `progress.json.tmp` in the writer's staging area, fsynced; returns its path."""
-    from laya_cases.store.write import fsync_path
-
     tmp = staging / (PROGRESS_FILE + ".tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(entry, handle, sort_keys=True, ensure_ascii=False, default=str)
@@ -308,32 +271,19 @@ def _write_entry(staging: Path, entry: Dict[str, Any]) -> Path:
 
 def _fsync_new(staged, case_name: Optional[str], set_name: Optional[str]) -> None:
     """The chunk's files and the staging directories holding them reach the disk before any rename."""
-    from laya_cases.store.write import fsync_path
-
     for directory, name in ((staged.cases_path, case_name), (staged.sets_path, set_name)):
         if name:
             fsync_path(directory / name)
             fsync_path(directory)
 
 
-def ensure_dir(path: Path) -> None:
-    """mkdir -p, fsyncing each parent that gained a directory."""
-    from laya_cases.store.write import fsync_path
-
-    if path.is_dir():
-        return
-    ensure_dir(path.parent)
-    try:
-        os.mkdir(path)
-    except FileExistsError:
-        return
-    fsync_path(path.parent)
+def is_sharded(entry: Optional[Dict[str, Any]]) -> bool:
+    """Whether a progress entry (run_progress.read) is a sharded run's merged entry."""
+    return isinstance(entry, dict) and isinstance(entry.get("shards"), dict)
 
 
-def move(source: Path, target: Path) -> None:
-    """Rename a complete file into place (replacing one of the same name) and fsync its directory."""
-    from laya_cases.store.write import fsync_path
-
-    ensure_dir(target.parent)
-    os.replace(source, target)
-    fsync_path(target.parent)
+def missing(entry: Dict[str, Any]) -> List[int]:
+    """The shards of a sharded progress entry that are not complete yet."""
+    shards = entry["shards"]
+    done = set(shards.get("complete") or [])
+    return [i for i in range(1, int(shards.get("count") or 0) + 1) if i not in done]

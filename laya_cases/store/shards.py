@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from laya_cases.core.errors import UsageError, shorten
+from laya_cases.core.identity import first_difference
 from laya_cases.store import progress as RP
+from laya_cases.store.files import commit_lock, ensure_dir, fsync_path, move, write_table
+from laya_cases.store.layout import PARTITION, RUN_FILE, is_run_id
+from laya_cases.store.leftovers import sweep_staging, writer_alive
+from laya_cases.store import schema
+from laya_cases.store.schema import SLICE_SET_COLUMNS
+
 
 MANIFEST = "shards.json"
 REGISTRY = "slice_sets.json"
@@ -62,14 +69,12 @@ def _read_json(path: Path) -> Optional[Dict[str, Any]]:
 
 def _write_json(path: Path, value: Any) -> None:
     """Replace `path` whole (written as .tmp, fsynced, renamed; call under the commit lock)."""
-    from laya_cases.store.write import fsync_path
-
-    RP.ensure_dir(path.parent)
+    ensure_dir(path.parent)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(value, handle, sort_keys=True, ensure_ascii=False, default=str)
     fsync_path(tmp)
-    RP.move(tmp, path)
+    move(tmp, path)
 
 
 def manifest(wh, run_id: str) -> Optional[Dict[str, Any]]:
@@ -91,22 +96,9 @@ def records(wh, run_id: str) -> Dict[int, Dict[str, Any]]:
     return out
 
 
-def is_sharded(entry: Optional[Dict[str, Any]]) -> bool:
-    """Whether a progress entry (run_progress.read) is a sharded run's merged entry."""
-    return isinstance(entry, dict) and isinstance(entry.get("shards"), dict)
-
-
-def missing(entry: Dict[str, Any]) -> List[int]:
-    """The shards of a sharded progress entry that are not complete yet."""
-    shards = entry["shards"]
-    done = set(shards.get("complete") or [])
-    return [i for i in range(1, int(shards.get("count") or 0) + 1) if i not in done]
-
 
 def live_writers(wh, entry_dir: Path) -> bool:
     """Whether a shard of this `_progress/run_id=<id>/` is being written by a live process (gc keeps it)."""
-    from laya_cases.store.write import writer_alive
-
     try:
         names = os.listdir(entry_dir)
     except OSError:
@@ -127,9 +119,6 @@ def live_writers(wh, entry_dir: Path) -> bool:
 def refuse(wh, run_id: str, index: int, count: int, key: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """Raise UsageError when shard I/N cannot join run `run_id` (complete, not sharded, another
     identity, already committed, being written); returns the shard's record when it resumes one."""
-    from laya_cases.store.write import writer_alive
-    from laya_cases.run.resume import first_difference
-
     where = "cannot run %s of run %r" % (label(index, count), run_id)
     if wh.has_run(run_id):
         raise UsageError("%s: the run is complete in warehouse %s" % (where, wh.root))
@@ -137,7 +126,7 @@ def refuse(wh, run_id: str, index: int, count: int, key: Dict[str, Any]) -> Opti
         entry = RP.read(wh, run_id)
     except RP.ProgressError as exc:
         raise UsageError("%s: %s" % (where, exc)) from None
-    if entry is not None and not is_sharded(entry):
+    if entry is not None and not RP.is_sharded(entry):
         raise UsageError("%s: run id %r is an incomplete run that is not sharded (`laya-cases run ... --resume %s` "
                          "continues it)" % (where, run_id, run_id))
     known = manifest(wh, run_id)
@@ -163,8 +152,6 @@ def claim(staged, index: int, count: int, rows: Tuple[int, int], key: Dict[str, 
     """Under the commit lock: check the shard may join (refuse), write the run's identity when this is
     the first shard, and take the shard's record (a new one, or a dead writer's, whose unlisted parts
     go). Returns the record."""
-    from laya_cases.store.write import commit_lock, fsync_path
-
     wh, rid = staged.warehouse, staged.run_id
     with commit_lock(wh):
         record = refuse(wh, rid, index, count, key)
@@ -194,8 +181,6 @@ def commit(staged, index: int, count: int, run_row: Dict[str, Any], rows_committ
            final: bool) -> List[int]:
     """Commit what the shard wrote since its last commit (and, with `final`, the shard itself); the
     shard that completes the run writes its runs entry. Returns the shards still missing."""
-    from laya_cases.store.write import commit_lock, fsync_path, sweep_staging
-
     wh, rid = staged.warehouse, staged.run_id
     case_name = staged.close()
     target = part_name(index, len(staged.parts)) if case_name else None
@@ -209,7 +194,7 @@ def commit(staged, index: int, count: int, run_row: Dict[str, Any], rows_committ
                              % (label(index, count), rid, wh.root))
         sweep_staging(wh, keep=staged.path)
         if target:
-            RP.move(staged.cases_path / case_name, wh.case_partition(rid) / target)
+            move(staged.cases_path / case_name, wh.case_partition(rid) / target)
         record = dict(record, parts=record["parts"] + ([target] if target else []), rows_committed=rows_committed,
                       run=dict(run_row, run_id=rid), complete=final)
         every = {**records(wh, rid), index: record}
@@ -245,22 +230,19 @@ def _finish(staged, every: Dict[int, Dict[str, Any]], count: int) -> None:
     the progress directory goes."""
     import pyarrow as pa
 
-    from laya_cases.store.schema import DECISION_SCHEMA, RUN_SCHEMA
-    from laya_cases.store.write import fsync_path, write_table
-    from laya_cases.store.warehouse import PARTITION, RUN_FILE
 
     wh, rid = staged.warehouse, staged.run_id
     if not any(r["parts"] for r in every.values()):     # no decision at all: a file with the schema
-        write_table(DECISION_SCHEMA.empty_table(), wh.case_partition(rid) / RP.part_name(0))
+        write_table(schema.DECISION_SCHEMA.empty_table(), wh.case_partition(rid) / RP.part_name(0))
     write_slice_sets(wh, rid)
     row = dict(merged_run(every, count), run_id=rid,
                created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     runs_path = staged.path / "runs" / (PARTITION + rid)
-    write_table(pa.Table.from_pylist([row], schema=RUN_SCHEMA), runs_path / RUN_FILE)
+    write_table(pa.Table.from_pylist([row], schema=schema.RUN_SCHEMA), runs_path / RUN_FILE)
     fsync_path(runs_path / RUN_FILE)
     fsync_path(runs_path)
     target = wh.run_entry(rid)
-    RP.ensure_dir(target.parent)
+    ensure_dir(target.parent)
     if target.exists():
         shutil.rmtree(target)
     os.rename(runs_path, target)                      # the run's commit point
@@ -279,8 +261,6 @@ def combo_key(values: List[Any]) -> tuple:
 def slice_set_id(wh, rid: str, combo: tuple) -> Tuple[int, List[List[Any]]]:
     """The run-wide id of a slice-set combination (a new one is appended under the commit lock);
     returns it with every combination known so far (position = id)."""
-    from laya_cases.store.write import commit_lock
-
     path = wh.progress_entry(rid) / REGISTRY
     with commit_lock(wh):
         known = (_read_json(path) or {}).get("sets") or []
@@ -301,14 +281,12 @@ def write_slice_sets(wh, rid: str) -> None:
     """slice_sets/run_id=<id>/part-00000.parquet from the registry (under the commit lock)."""
     import pyarrow as pa
 
-    from laya_cases.store.schema import SLICE_SET_COLUMNS, SLICE_SET_SCHEMA
-    from laya_cases.store.write import fsync_path, write_table
 
     known = (_read_json(wh.progress_entry(rid) / REGISTRY) or {}).get("sets") or []
     rows = [dict(zip(SLICE_SET_COLUMNS, [i] + list(v))) for i, v in enumerate(known)]
     path = wh.slice_set_partition(rid) / RP.part_name(0)
-    RP.ensure_dir(path.parent)
-    write_table(pa.Table.from_pylist(rows, schema=SLICE_SET_SCHEMA), path)
+    ensure_dir(path.parent)
+    write_table(pa.Table.from_pylist(rows, schema=schema.SLICE_SET_SCHEMA), path)
     fsync_path(path)
     fsync_path(path.parent)
 
@@ -358,3 +336,27 @@ def _common(values: List[Any]) -> Any:
         if value not in distinct:
             distinct.append(value)
     return distinct[0] if len(distinct) == 1 else distinct
+
+
+def debris(wh) -> List[Path]:
+    """What gc removes besides staging areas and orphan partitions: stray parts of incomplete runs, and
+    progress entries of runs that are committed (a writer killed just after its final commit point) or
+    without their progress.json (one killed before its first chunk's commit point)."""
+    found: List[Path] = []
+    for rid in RP.incomplete_ids(wh):
+        entry = RP.read_quiet(wh, rid)
+        if entry is not None:
+            found += RP.stray_parts(wh.case_partition(rid), entry["parts"])
+            found += RP.stray_parts(wh.slice_set_partition(rid), entry["slice_set_parts"])
+    try:
+        names = sorted(os.listdir(wh.progress_dir))
+    except OSError:
+        names = []
+    for name in names:
+        rid = name[len(PARTITION):]
+        path = wh.progress_dir / name
+        if name.startswith(PARTITION) and is_run_id(rid) and path.is_dir() and not path.is_symlink() \
+                and (wh.has_run(rid) or not os.path.lexists(wh.progress_file(rid))) \
+                and (wh.has_run(rid) or not live_writers(wh, path)):      # shards before their first commit
+            found.append(path)
+    return found

@@ -5,7 +5,7 @@ for the writer's whole life; the system drops the lock when the process dies (ev
 "nobody holds the lock" is how the next commit and `gc` know an area is a leftover. Every Parquet file
 is written as `<name>.tmp` and renamed when complete, so no file matching `*.parquet` is ever torn.
 Data files and their directories are fsynced before the commit renames, so a power loss cannot commit
-a torn file either. A writer may also commit its run in chunks (`commit_chunk`, run_progress.py): each
+a torn file either. A writer may also commit its run in chunks (`commit_chunk`, progress.py): each
 chunk is one part file per table and a replaced progress entry; the run is incomplete until `commit`.
 """
 from __future__ import annotations
@@ -15,26 +15,22 @@ import secrets
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Union
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import Dict, Iterator, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.store import progress as run_progress
+from laya_cases.store.files import TMP, commit_lock, fsync_path, parquet_options, write_table
+from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE,
+                                     SLICE_SET_FILE, Layout, validate_run_id)
+from laya_cases.store.leftovers import LOCK_FILE, orphan_partitions, sweep_staging
 from laya_cases.store.locks import lock, unlock
-from laya_cases.store.schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA, float_columns
 from laya_cases.store.progress import part_name
-from laya_cases.store.leftovers import _LOCK_FILE, leftovers, orphan_partitions, sweep_staging, writer_alive  # noqa: F401
-from laya_cases.store.warehouse import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE,
-                                      SLICE_SET_FILE, Warehouse, validate_run_id)
-
-_TMP = ".tmp"
+from laya_cases.store import schema
+from laya_cases.store.shards import debris
 
 
 @contextmanager
-def stage(wh: Warehouse, run_id: str, resume: bool = False) -> Iterator["StagedRun"]:
+def stage(wh: Layout, run_id: str, resume: bool = False) -> Iterator["StagedRun"]:
     """Write a run under _staging; commit() makes it visible; any exception discards it, together with
     every directory this call created (a failed first ingest leaves no warehouse behind). With `resume`,
     the writer takes over the incomplete run `run_id` (its progress entry: `staged.progress`)."""
@@ -51,7 +47,7 @@ def stage(wh: Warehouse, run_id: str, resume: bool = False) -> Iterator["StagedR
 
 
 @contextmanager
-def staging_area(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
+def staging_area(wh: Layout, run_id: str) -> Iterator["StagedRun"]:
     """A new area `_staging/<run>.<pid>.<random>` and its StagedRun, without the checks of `stage` (a
     shard's writer joins a run: shard.ShardRecorder). On leaving, the area goes, and unless the run was
     committed, so does every directory this call created."""
@@ -83,7 +79,7 @@ def staging_area(wh: Warehouse, run_id: str) -> Iterator["StagedRun"]:
                     break
 
 
-def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
+def _make_dirs(wh: Layout, path: Path) -> List[Path]:
     """mkdir -p, returning the directories it created (outermost first)."""
     missing = []
     while not path.is_dir():
@@ -110,32 +106,17 @@ def _make_dirs(wh: Warehouse, path: Path) -> List[Path]:
     return created
 
 
-@contextmanager
-def commit_lock(wh: Warehouse) -> Iterator[None]:
-    path = wh.root / ".commit.lock"
-    try:
-        handle = open(path, "a+")
-    except OSError as exc:
-        raise UsageError("cannot take the warehouse's commit lock %s: %s (it must be a file laya-cases "
-                         "may write)" % (path, exc.strerror or exc)) from None
-    with handle:
-        lock(handle.fileno())
-        try:
-            yield
-        finally:
-            unlock(handle.fileno())
-
 
 class StagedRun:
-    def __init__(self, warehouse: Warehouse, run_id: str, path: Path):
+    def __init__(self, warehouse: Layout, run_id: str, path: Path):
         self.warehouse, self.run_id, self.path = warehouse, run_id, path
-        self._lock_fd = os.open(str(path / _LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock_fd = os.open(str(path / LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
         lock(self._lock_fd)             # held until release(): "this area's writer is alive"
         self.cases_path = path / "cases" / (PARTITION + run_id)
         self.cases_path.mkdir(parents=True)
         self.sets_path = path / "slice_sets" / (PARTITION + run_id)
-        self._writer: Optional[pq.ParquetWriter] = None
-        self._sets: List[pa.Table] = []          # first row of every slice set seen, for the slice_sets table
+        self._writer = None                      # a pyarrow ParquetWriter while a part file is open
+        self._sets: List = []                    # pyarrow Tables: first row of every slice set seen, for the slice_sets table
         self._seen_sets: set = set()
         self.rows_written = 0
         self.committed = False
@@ -147,20 +128,28 @@ class StagedRun:
         self.progress: Optional[Dict[str, object]] = None      # the entry a resuming writer took over
         self._part = CASE_FILE
 
-    def write(self, batch: Union[pa.RecordBatch, pa.Table]) -> None:
-        """One row group per call (or per ROW_GROUP_ROWS); a table is written without combining its chunks."""
+    def write(self, batch) -> None:
+        """One row group per call (or per ROW_GROUP_ROWS) of a pyarrow RecordBatch or Table; a table is
+        written without combining its chunks."""
+        import pyarrow.parquet as pq     # here, not at the top: readers (`runs`) import this module, no pyarrow
+        
+
         if batch.num_rows == 0:
             return
         if self._writer is None:
             self._part = part_name(len(self.parts))
-            self._writer = pq.ParquetWriter(str(self.cases_path / (self._part + _TMP)), DECISION_SCHEMA,
-                                            **parquet_options(DECISION_SCHEMA))
+            self._writer = pq.ParquetWriter(str(self.cases_path / (self._part + TMP)), schema.DECISION_SCHEMA,
+                                            **parquet_options(schema.DECISION_SCHEMA))
         self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows_written += batch.num_rows
         self._note_slice_sets(batch)
 
-    def _note_slice_sets(self, batch: Union[pa.RecordBatch, pa.Table]) -> None:
+    def _note_slice_sets(self, batch) -> None:
         """Keep one row of attributes per slice set, so a report never rescans the run for them."""
+        import numpy as np
+        import pyarrow as pa
+        
+
         column = batch.column("slice_set")
         ids = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).to_numpy(zero_copy_only=False)
         ids = np.where(np.isnan(ids), -1, ids).astype(np.int64) if ids.dtype.kind == "f" else ids
@@ -169,7 +158,7 @@ class StagedRun:
         if fresh:
             self._seen_sets.update(int(ids[i]) for i in fresh)
             table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-            self._sets.append(table.select(SLICE_SET_SCHEMA.names).take(fresh))
+            self._sets.append(table.select(schema.SLICE_SET_SCHEMA.names).take(fresh))
 
     def close(self) -> Optional[str]:
         """Finish the part file being written; returns its name (None when nothing was written since)."""
@@ -177,15 +166,18 @@ class StagedRun:
             return None
         self._writer.close()
         self._writer = None
-        os.rename(self.cases_path / (self._part + _TMP), self.cases_path / self._part)
+        os.rename(self.cases_path / (self._part + TMP), self.cases_path / self._part)
         return self._part
 
     def write_set_part(self, force: bool = False) -> Optional[str]:
         """The slice sets first seen since the last part, as the next slice-set part file (its name);
         None when there are none (`force`: an empty file all the same)."""
+        import pyarrow as pa
+        
+
         if not self._sets and not force:
             return None
-        sets = pa.concat_tables(self._sets).cast(SLICE_SET_SCHEMA) if self._sets else SLICE_SET_SCHEMA.empty_table()
+        sets = pa.concat_tables(self._sets).cast(schema.SLICE_SET_SCHEMA) if self._sets else schema.SLICE_SET_SCHEMA.empty_table()
         name = part_name(len(self.set_parts))
         write_table(sets, self.sets_path / name)
         self._sets = []
@@ -204,17 +196,20 @@ class StagedRun:
 
     def commit(self, run_row: Dict[str, object]) -> None:
         """Make the run visible: its cases, then its slice sets, then its runs entry (the commit point)."""
+        import pyarrow as pa
+        
+
         if self.chunked:                 # earlier chunks are committed: add the last one, then the runs entry
             run_progress.commit_final(self, run_row)
             return
         self.close()
         if self.rows_written == 0:       # an empty partition still needs a file with the schema
-            write_table(DECISION_SCHEMA.empty_table(), self.cases_path / CASE_FILE)
+            write_table(schema.DECISION_SCHEMA.empty_table(), self.cases_path / CASE_FILE)
         run_row = dict(run_row, run_id=self.run_id)
         sets_path = self.sets_path
         runs_path = self.path / "runs" / (PARTITION + self.run_id)
         self.write_set_part(force=True)
-        write_table(pa.Table.from_pylist([run_row], schema=RUN_SCHEMA), runs_path / RUN_FILE)
+        write_table(pa.Table.from_pylist([run_row], schema=schema.RUN_SCHEMA), runs_path / RUN_FILE)
         for directory in (self.cases_path, sets_path, runs_path):    # the bytes reach the disk before any rename
             for name in os.listdir(directory):
                 fsync_path(directory / name)
@@ -237,41 +232,8 @@ class StagedRun:
         self.committed = True
 
 
-#: Columns with a value per case (ids, positions, texts): dictionary encoding only costs there.
-PER_CASE = frozenset({"case_id", "parent_case_id", "item_id", "row_index", "line_no", "call_id", "answer_json",
-                      "raw_text", "state_json"})
 
-
-def parquet_options(schema: pa.Schema) -> dict:
-    """No min/max statistics on floating-point columns. Parquet statistics leave NaN out (the format's
-    rule), and DuckDB (2.0, duckdb/duckdb#25521) folds `x <= 1`, `isnan(x)` and ORDER BY keys against
-    them, so a NaN confidence would silently vanish from, or enter, a user's query. Integer, string and
-    bool columns keep theirs (row-group pruning by run, qid, language). Dictionary encoding only for
-    the columns of few distinct values: on floats and per-case columns Arrow builds a dictionary and
-    falls back to plain pages, which took a fifth of ingest's Parquet time and made the files larger."""
-    floats = float_columns(schema)
-    return {"compression": "zstd", "write_statistics": [n for n in schema.names if n not in floats],
-            "use_dictionary": [n for n in schema.names if n not in floats and n not in PER_CASE]}
-
-
-def write_table(table: pa.Table, path: Path) -> None:
-    """Write a whole Parquet file under a temporary name, then give it its name: never seen torn."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, str(path) + _TMP, **parquet_options(table.schema))
-    os.rename(str(path) + _TMP, path)
-
-
-def fsync_path(path: Path) -> None:
-    if os.name == "nt" and os.path.isdir(path):      # Windows cannot open a directory; NTFS orders renames
-        return
-    fd = os.open(str(path), os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def gc(wh: Warehouse) -> Dict[str, List[str]]:
+def gc(wh: Layout) -> Dict[str, List[str]]:
     """Remove staging areas of dead writers, partitions `run_id=<id>` (cases, slice sets) with neither a runs
     nor a progress entry, part files an incomplete run's progress entry does not list, and progress
     entries of committed runs; nothing else (foreign files and folders stay, incomplete runs too). Returns the removed paths by kind, and under
@@ -281,14 +243,14 @@ def gc(wh: Warehouse) -> Dict[str, List[str]]:
         return removed
     with commit_lock(wh):
         removed["staging"] = sweep_staging(wh)
-        for path in orphan_partitions(wh) + run_progress.debris(wh):
+        for path in orphan_partitions(wh) + debris(wh):
             shutil.rmtree(path) if path.is_dir() else os.unlink(path)
             removed["orphans"].append(str(path))
         removed["moved"] = move_legacy_slice_sets(wh)
     return removed
 
 
-def move_legacy_slice_sets(wh: Warehouse) -> List[str]:
+def move_legacy_slice_sets(wh: Layout) -> List[str]:
     """runs/run_id=<id>/slice_sets.parquet (older layout) -> slice_sets/run_id=<id>/part-00000.parquet, so
     each runs entry holds one schema (call under the commit lock). The new file is complete before the
     old one goes, and readers prefer the old one while it exists: a crash anywhere leaves a readable run."""
@@ -300,9 +262,9 @@ def move_legacy_slice_sets(wh: Warehouse) -> List[str]:
         target = wh.slice_set_partition(run_id) / SLICE_SET_FILE
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(legacy, str(target) + _TMP)
-            fsync_path(Path(str(target) + _TMP))
-            os.rename(str(target) + _TMP, target)
+            shutil.copyfile(legacy, str(target) + TMP)
+            fsync_path(Path(str(target) + TMP))
+            os.rename(str(target) + TMP, target)
             fsync_path(target.parent)
         os.unlink(legacy)
         fsync_path(legacy.parent)

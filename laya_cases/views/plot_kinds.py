@@ -14,12 +14,14 @@ each time for the same run (plots._save).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List
 
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.report import build as R
 from laya_cases.query import sql as sqlfiles
-from laya_cases.views.plots import _figure
+from laya_cases.query.sql import connect
+from laya_cases.views.plots import _figure, _pyplot, _save
 
 KINDS = ("calibration", "languages", "shortlist", "robustness")
 
@@ -117,15 +119,31 @@ def robustness_figure(summary: Dict[str, Any], plt=None):
 def figures(wh, run_id: str, kind: str, bootstrap: int = 1000, seed: int = 0, plt=None) -> Dict[str, Any]:
     """{file stem: figure} of one extra kind for a committed run."""
     if kind == "languages":
-        doc = R.build(wh.connect([run_id]), run_id, R.Options(include_cases=False, bootstrap=bootstrap, seed=seed))
+        doc = R.build(connect(wh, [run_id]), run_id, R.Options(include_cases=False, bootstrap=bootstrap, seed=seed))
         return {"languages": languages_figure(doc, plt)}
     if kind == "shortlist":
-        con = wh.connect([run_id])
+        con = connect(wh, [run_id])
         doc = R.build(con, run_id, R.Options(include_cases=False))
         return {"shortlist_recall": shortlist_figure(doc, recall_curve(con, run_id), plt)}
     if kind == "robustness":
         from laya_cases.harness.robustness.summary import summarize
 
-        return {"robustness_agreement": robustness_figure(summarize(wh.connect([run_id], variants=True), run_id),
+        return {"robustness_agreement": robustness_figure(summarize(connect(wh, [run_id], variants=True), run_id),
                                                           plt)}
     raise UsageError("--kind must be one of %s, got %s" % (", ".join(KINDS), shorten(repr(kind))))
+
+
+def plot_kind(wh, run_id: str, kind: str, out_dir: Path, bootstrap: int = 1000) -> List[Path]:
+    """Write the PNG(s) of one `--kind` other than calibration."""
+    plt = _pyplot()
+    figs = figures(wh, run_id, kind, bootstrap=bootstrap, plt=plt)      # refused before the directory exists
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError("cannot create %r: %s" % (str(out_dir), exc)) from None
+    written = []
+    for name, fig in figs.items():
+        written.append(out_dir / ("%s.png" % name))
+        _save(fig, written[-1])
+        plt.close(fig)
+    return written

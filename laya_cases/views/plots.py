@@ -127,21 +127,3 @@ def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -
         _save(fig, written[-1])
         plt.close(fig)
     return written
-
-
-def plot_kind(wh, run_id: str, kind: str, out_dir: Path, bootstrap: int = 1000) -> List[Path]:
-    """Write the PNG(s) of one `--kind` other than calibration (laya_cases/views/plot_kinds.py)."""
-    from laya_cases.views.plot_kinds import figures
-
-    plt = _pyplot()
-    figs = figures(wh, run_id, kind, bootstrap=bootstrap, plt=plt)      # refused before the directory exists
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError("cannot create %r: %s" % (str(out_dir), exc)) from None
-    written = []
-    for name, fig in figs.items():
-        written.append(out_dir / ("%s.png" % name))
-        _save(fig, written[-1])
-        plt.close(fig)
-    return written

@@ -5,9 +5,10 @@
 -- input: cases (view over the warehouse), slice_map (pipeline table: the case's groups)
 -- params: run_id
 -- output: dim, key, metric, value, n, hits
+-- for_schema: laya-tournament-evals-report/1
 -- why: shortlist_status is written with each case (runner.NarrowingRunner), so a group's numbers are
 --      counts of its cases' statuses; choice_accuracy stays the end-to-end rate of the ordinary files.
---      The report adds this file only for runs whose config schema is laya-tournament-evals-report/1.
+--      The report adds this file only for runs of that config schema (for_schema).
 WITH g AS (
     SELECT m.dim, m.key, count(*) AS n,
            count(*) FILTER (WHERE c.shortlist_status <> 'elimination_miss') AS survived,

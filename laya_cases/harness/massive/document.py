@@ -24,8 +24,10 @@ import duckdb
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core.dataset import Row
 from laya_cases.record.recorder import RecordedRun, RunRecorder
-from laya_cases.store.warehouse import Warehouse, new_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import new_run_id
 from laya_cases.harness.massive import import_checks, metrics
+from laya_cases.query.sql import connect
 
 DOCUMENT = "laya-cases-massive-document/1"
 RECHECK_TOLERANCE = 5e-5
@@ -91,7 +93,7 @@ def recheck(report: Dict[str, Dict[str, Any]], records: List[Dict[str, Any]]) ->
 def build(wh: Warehouse, run_id: str, regime: Optional[str] = None, with_cases: bool = True) -> Dict[str, Any]:
     """The harness document of a committed run, recomputed from the store; `regime` re-derives the
     report from the stored logits under that regime's temperatures (metrics.prepare), without cases."""
-    con = wh.connect([run_id])
+    con = connect(wh, [run_id])
     langs = metrics.langs_of(con, run_id)
     report = metrics.report(con, run_id, langs, regime)
     config = dict(_config(con, run_id), **({"regime": regime} if regime else {}))

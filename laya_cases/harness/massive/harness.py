@@ -21,11 +21,14 @@ from typing import Any, Callable, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.core import dataset as D
-from laya_cases.run import execute as R
+from laya_cases.run.inference import _Inference
+from laya_cases.run.load import _load_runner
+from laya_cases.run.options import RunOptions, check_options
 from laya_cases.harness.massive import sampler
 from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.runners import registry
-from laya_cases.store.warehouse import Warehouse, new_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import new_run_id
 from laya_cases.harness.massive import data
 
 SCHEMA = "laya-cases-massive/1"
@@ -86,7 +89,7 @@ def build_rows(harness: Harness) -> tuple:
     return rows, sources
 
 
-def _runner_options(opts: R.RunOptions) -> R.RunOptions:
+def _runner_options(opts: RunOptions) -> RunOptions:
     """A Laya checkpoint answers with unrounded probabilities from its logits (S7.7)."""
     name, _cls, _arg = registry.resolve(opts.model, opts.runner)
     if name == "laya-agent" and "exact" not in opts.runner_options:
@@ -94,12 +97,12 @@ def _runner_options(opts: R.RunOptions) -> R.RunOptions:
     return opts
 
 
-def run_harness(wh: Warehouse, opts: R.RunOptions, harness: Harness, *, runner: Optional[Any] = None,
+def run_harness(wh: Warehouse, opts: RunOptions, harness: Harness, *, runner: Optional[Any] = None,
             clock: Callable[[], float] = time.perf_counter, progress: Optional[Callable[[int], None]] = None,
             on_loaded: Optional[Callable[[int], None]] = None) -> RecordedRun:
     """Sample every language, run the model over all rows as one run, commit it (as `run` does)."""
     harness.check()
-    R.check_options(opts)
+    check_options(opts)
     run_id = opts.run_id or new_run_id()
     if wh.has_run(run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
@@ -113,8 +116,8 @@ def run_harness(wh: Warehouse, opts: R.RunOptions, harness: Harness, *, runner: 
         recorder.note_row(row)
     if runner is None:
         opts = _runner_options(opts)
-    loaded = R._load_runner(opts, rows, runner)          # the registry and the capability checks of `run`
-    inference = R._Inference(opts, StateFacts(loaded), rows, clock)
+    loaded = _load_runner(opts, rows, runner)          # the registry and the capability checks of `run`
+    inference = _Inference(opts, StateFacts(loaded), rows, clock)
     if on_loaded:
         on_loaded(len(rows))
     with recorder.staging():

@@ -14,11 +14,3 @@ instructions `How urgent is this request?`); `inputs` turns them into one datase
 temperature (a runner that exposes none is refused, exit 2, nothing written); `checks` computes the
 verdict from the store (sql/presentation/), so `--run RUN` re-derives it with no model.
 """
-SLOT0 = "score_slot0_identical"
-FIRST_SLOT = "score_first_slot_permuted"
-SLOT0_TEXTS = ("moderate", "a request")
-SLOT0_SIZES = (3, 4, 5)
-LEVELS = ("Not urgent", "Soon", "Work is blocked")
-THRESHOLDS = {SLOT0: -0.20, FIRST_SLOT: 0.15}
-PARITY_TOLERANCE = 1e-3
-SCHEMA = "laya-presentation-checks/1"

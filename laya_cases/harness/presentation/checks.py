@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as sqlfiles
-from laya_cases.harness.presentation import FIRST_SLOT, PARITY_TOLERANCE, SLOT0, THRESHOLDS
+from laya_cases.harness.presentation.constants import FIRST_SLOT, PARITY_TOLERANCE, SLOT0, THRESHOLDS
 
 
 def _finite(x: Optional[float]) -> Optional[float]:

@@ -15,11 +15,13 @@ from typing import Any, Callable, Dict, Optional
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core import identity as I
 from laya_cases.record.recorder import RecordedRun, RunRecorder
-from laya_cases.run.execute import FACT_COLUMNS, RunnerCrash, check_options, RunOptions
+from laya_cases.run.inference import FACT_COLUMNS, RunnerCrash
+from laya_cases.run.options import check_options, RunOptions
 from laya_cases.runners import registry
 from laya_cases.runners.base import Runner
-from laya_cases.store.warehouse import Warehouse, new_run_id
-from laya_cases.harness.presentation import PARITY_TOLERANCE, SCHEMA, THRESHOLDS
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import new_run_id
+from laya_cases.harness.presentation.constants import PARITY_TOLERANCE, SCHEMA, THRESHOLDS
 from laya_cases.harness.presentation import inputs
 
 

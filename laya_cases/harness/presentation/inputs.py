@@ -10,7 +10,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.core import bundled
 from laya_cases.core.errors import shorten
 from laya_cases.core.dataset import Row
-from laya_cases.harness.presentation import FIRST_SLOT, LEVELS, SLOT0, SLOT0_SIZES, SLOT0_TEXTS
+from laya_cases.harness.presentation.constants import FIRST_SLOT, LEVELS, SLOT0, SLOT0_SIZES, SLOT0_TEXTS
 
 STATES = bundled.path("presentation_states.json")
 

@@ -19,7 +19,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.runners import registry
-from laya_cases.store.warehouse import Warehouse, validate_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import validate_run_id
 from laya_cases.harness.relevance import manifest as M
 from laya_cases.harness.relevance.facts import Measured
 
@@ -130,7 +131,7 @@ def run_state(wh: Warehouse, run_id: str) -> Optional[str]:
 def _chunk_options(pair: Pair, commit_every: Optional[int]) -> Dict[str, Any]:
     """RunOptions(resume=True) for a pair interrupted midway, and --commit-every (laya_cases.run.execute's chunked
     commits, when this laya-cases has them)."""
-    from laya_cases.run.execute import RunOptions
+    from laya_cases.run.options import RunOptions
 
     known = {f.name for f in dataclasses.fields(RunOptions)}
     out: Dict[str, Any] = {}
@@ -177,7 +178,8 @@ def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optiona
 def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], None] = lambda s: None,
                   progress: Optional[Callable[[int], None]] = None) -> List[Pair]:
     """Run the model over every pending language; returns each pair with its status."""
-    from laya_cases.run.execute import RunOptions, execute
+    from laya_cases.run.execute import execute
+    from laya_cases.run.options import RunOptions
 
     if opts.limit is not None and opts.limit < 1:
         raise UsageError("--limit must be >= 1, got %d" % opts.limit)

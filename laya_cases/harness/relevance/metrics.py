@@ -15,7 +15,8 @@ import numpy as np
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.query import sql as S
 from laya_cases.query.resample import quantile_levels, replicate_weights
-from laya_cases.store.warehouse import Warehouse, is_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import is_run_id
 
 REPLICATES = 2000
 SEED = 0
@@ -27,7 +28,7 @@ PICK_METRICS = ("f1", "matthews_corrcoef", "balanced_accuracy", "precision", "re
 def connect(wh: Warehouse, run_ids: Optional[Sequence[str]] = None, sweep_only: bool = False):
     """A warehouse connection with the relevance tables over the named runs (all relevance runs if none).
     `sweep_only`: rel_runs, rel_items and rel_sweep only, without the comparability checks (--pick-on)."""
-    con = wh.connect(list(run_ids) if run_ids else None)
+    con = S.connect(wh, list(run_ids) if run_ids else None)
     con.execute(S.text("relevance/macros.sql"))
     every = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
     prepare(con, list(run_ids) if run_ids else every, named=bool(run_ids), sweep_only=sweep_only)

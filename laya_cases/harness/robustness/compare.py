@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from laya_cases.report.diff import DiffBlock
 from laya_cases.harness.robustness.summary import GROUPS, summarize
+from laya_cases.query.sql import connect
 
 FIELDS = ("semantic_agreement_rate", "mean_probability_drift", "max_probability_drift", "mean_js_divergence",
           "mean_confidence_drift", "mean_absolute_confidence_drift", "worst_confidence_increase_on_disagreement")
@@ -32,8 +34,8 @@ def robustness_diff(wh, con, run_a: str, run_b: str) -> Optional[Dict[str, Any]]
     kinds = dict(con.execute("SELECT run_id, kind FROM runs").fetchall())
     if kinds.get(run_a) != "robustness" or kinds.get(run_b) != "robustness":
         return None
-    doc_a = summarize(wh.connect([run_a], variants=True), run_a)
-    doc_b = summarize(wh.connect([run_b], variants=True), run_b)
+    doc_a = summarize(connect(wh, [run_a], variants=True), run_a)
+    doc_b = summarize(connect(wh, [run_b], variants=True), run_b)
     languages = {}
     for lang in sorted(set(doc_a["languages"]) & set(doc_b["languages"])):
         la, lb = doc_a["languages"][lang], doc_b["languages"][lang]
@@ -78,3 +80,7 @@ def markdown_lines(block: Dict[str, Any]) -> List[str]:
                 _f(k["a"]["mean_probability_drift"]), _f(k["b"]["mean_probability_drift"]),
                 _f(k["delta"]["mean_probability_drift"], "%+.4f")))
     return lines
+
+
+#: The robustness section of `diff A B` when both are robustness runs (harness/diff_blocks.py).
+DIFF_BLOCK = DiffBlock("robustness", robustness_diff, text_lines, markdown_lines)

@@ -17,10 +17,13 @@ from typing import Any, Callable, Dict, List, Optional
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core import dataset as D
 from laya_cases.core import identity as I
-from laya_cases.run import execute as R
+from laya_cases.run.inference import _Calls, _facts, answered_model, chunks, signature
+from laya_cases.run.load import _load_runner, _versions
+from laya_cases.run.options import RunOptions, check_options
 from laya_cases.core import strict
 from laya_cases.record.recorder import RecordedRun, RunRecorder
-from laya_cases.store.warehouse import Warehouse, new_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import new_run_id
 from laya_cases.harness.robustness import variants as V
 from laya_cases.harness.robustness.buffer import VariantBuffer, answer_text, variant_case_id
 
@@ -39,8 +42,8 @@ class RobustnessOptions:
     revision: Optional[str] = None
     runner_options: Dict[str, Any] = field(default_factory=dict)
 
-    def run_options(self) -> R.RunOptions:
-        return R.RunOptions(dataset=self.dataset, model=self.model, runner=self.runner, run_id=self.run_id,
+    def run_options(self) -> RunOptions:
+        return RunOptions(dataset=self.dataset, model=self.model, runner=self.runner, run_id=self.run_id,
                             batch_size=self.batch_size, device=self.device, revision=self.revision,
                             runner_options=dict(self.runner_options), on_error="skip")
 
@@ -109,7 +112,7 @@ class _Passes:
         self.buffer: VariantBuffer = recorder.buffer        # type: ignore[assignment]
         self.model = opts.model
         self.batching = bool(opts.batch_size and opts.batch_size > 1 and runner.capabilities.batching)
-        self.calls = R._Calls()
+        self.calls = _Calls()
         self.failed: Dict[str, str] = {}
         self.not_distributions = 0
 
@@ -118,8 +121,8 @@ class _Passes:
         for k, kind in enumerate(V.KINDS):
             todo = [c for c in self.cases if c.language not in self.failed]
             bodies = [c.variants[k].body(c.row.questions[c.qid]) for c in todo]
-            sigs = [R.signature({c.qid: b}) for c, b in zip(todo, bodies)]
-            for positions in R.chunks(todo, [None] * len(todo), self.opts.batch_size, self.batching, sigs):
+            sigs = [signature({c.qid: b}) for c, b in zip(todo, bodies)]
+            for positions in chunks(todo, [None] * len(todo), self.opts.batch_size, self.batching, sigs):
                 chunk = [todo[p] for p in positions if todo[p].language not in self.failed]
                 if chunk:
                     self._call(chunk, k, {chunk[0].qid: bodies[positions[0]]})
@@ -174,11 +177,11 @@ class _Passes:
         except V.NotADistribution as exc:
             self.not_distributions += 1
             return self._error(case, k, "S7.14: %s" % exc, call)
-        extra = dict(R._facts(result, case.qid), **self._extra(case, k))
+        extra = dict(_facts(result, case.qid), **self._extra(case, k))
         extra["answer_json"] = answer_text(answer)
         if "logits" in extra:
             extra["logits"] = V.canonical_logits(extra["logits"], variant)
-        model = self.model or R.answered_model(result)
+        model = self.model or answered_model(result)
         self.recorder.add_answers(case.row, {case.qid: canonical}, model=model, call=call,
                                   field="runner answer", missing=lambda pos, qid: None,
                                   extra=lambda qid: extra)
@@ -192,7 +195,7 @@ def execute(wh: Warehouse, opts: RobustnessOptions, *, runner: Any = None,
             on_loaded: Optional[Callable[[int], None]] = None) -> RecordedRun:
     """Ask every case in its three presentations and commit one run; returns its id and counts."""
     run_opts = opts.run_options()
-    R.check_options(run_opts)
+    check_options(run_opts)
     if isinstance(opts.seed, bool) or not isinstance(opts.seed, int) or opts.seed < 0:
         raise UsageError("--seed must be a non-negative integer, got %r" % (opts.seed,))
     run_id = opts.run_id or new_run_id()
@@ -205,7 +208,7 @@ def execute(wh: Warehouse, opts: RobustnessOptions, *, runner: Any = None,
     recorder.buffer = VariantBuffer()
     for row in rows:
         recorder.note_row(row)
-    loaded = R._load_runner(run_opts, rows, runner)
+    loaded = _load_runner(run_opts, rows, runner)
     if on_loaded:
         on_loaded(len(cases) * len(V.KINDS))
     passes = _Passes(opts, loaded, cases, recorder, clock)
@@ -222,7 +225,7 @@ def execute(wh: Warehouse, opts: RobustnessOptions, *, runner: Any = None,
         settings = dict(info.settings, runner=info.runner, model_id=info.model_id, model_revision=info.revision,
                         device=info.device, seed=opts.seed, batch_size=opts.batch_size,
                         runner_options=dict(opts.runner_options), runner_requested=opts.runner,
-                        versions=R._versions())
+                        versions=_versions())
         return recorder.commit(kind="robustness", dataset=opts.dataset, dataset_sha256=dataset_sha,
                                runner=info.runner, model_id=info.model_id, model_revision=info.revision,
                                config=config, settings=settings)

@@ -5,12 +5,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from laya_cases.harness.robustness import gate as G
 from laya_cases.harness.robustness.summary import finite, summarize
+from laya_cases.query.sql import connect
 
 
 def build(wh, run_id: str, policy: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, Any], List[str]]:
     """(document, failure lines): one line per failed language and per failed policy rule."""
     wh.require_run(run_id)
-    con = wh.connect([run_id], variants=True)
+    con = connect(wh, [run_id], variants=True)
     doc = summarize(con, run_id)
     failures = ["robustness: language %s failed: %s" % (lang or "(none)", doc["languages"][lang]["error"])
                 for lang in doc["failed_languages"]]

@@ -5,9 +5,3 @@ runner so every case stores the narrowed option set and its status; `harness` ru
 ordinary `run` path (so timing, errors and the commit are the same) and adds the config block.
 The metrics are SQL (sql/shortlist/), added to a report only for runs of these two schemas.
 """
-SHORTLIST_SCHEMA = "laya-shortlist-evals-report/1"
-TOURNAMENT_SCHEMA = "laya-tournament-evals-report/1"
-SHORTLIST_STATUSES = ("correct", "retrieval_miss", "decision_miss")
-TOURNAMENT_STATUSES = ("correct", "elimination_miss", "final_choice_miss")
-DEFAULT_K = 20
-DEFAULT_GROUP_SIZE = 16

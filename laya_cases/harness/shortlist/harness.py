@@ -17,11 +17,12 @@ import numpy as np
 from laya_cases.core.errors import UsageError
 from laya_cases.core import dataset as D
 from laya_cases.run import execute as run_mod
+from laya_cases.run.options import RunOptions, check_options
 from laya_cases.record.recorder import RecordedRun
 from laya_cases.runners import registry
 from laya_cases.runners.base import Runner
 from laya_cases.store.warehouse import Warehouse
-from laya_cases.harness.shortlist import DEFAULT_GROUP_SIZE, DEFAULT_K
+from laya_cases.harness.shortlist.constants import DEFAULT_GROUP_SIZE, DEFAULT_K
 from laya_cases.harness.shortlist import retrieval as R
 from laya_cases.harness.shortlist.runner import NarrowingRunner
 
@@ -80,8 +81,8 @@ def execute(wh: Warehouse, opts: ShortlistOptions, *, runner: Optional[Runner] =
     R.check_group_size(opts.group_size)          # checked with or without --tournament: a bad value is a mistake
     if not opts.tournament:
         R.check_k(opts.k)
-    run_opts = run_mod.RunOptions(dataset=opts.dataset, model=opts.model, run_id=opts.run_id, device=opts.device)
-    run_mod.check_options(run_opts)
+    run_opts = RunOptions(dataset=opts.dataset, model=opts.model, run_id=opts.run_id, device=opts.device)
+    check_options(run_opts)
     if opts.run_id is not None and wh.has_run(opts.run_id):
         raise UsageError("run id %r already exists in warehouse %s" % (opts.run_id, wh.root))
     rows = D.load(opts.dataset)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
+import duckdb
+
 from laya_cases.core.errors import UsageError
+from laya_cases.query import sql as sqlfiles
 
 class Engine(Protocol):
     """What an engine other than DuckDB implements (laya_cases.query.engines.spark.SparkConnection)."""
@@ -41,7 +44,7 @@ def connect(wh, run_ids: Optional[List[str]] = None, engine: str = DEFAULT, mast
             variants: bool = False):
     """A connection over committed runs: DuckDB's (Warehouse.connect) or a SparkConnection."""
     if check_engine(engine) == "duckdb":
-        return wh.connect(run_ids, variants)
+        return sqlfiles.connect(wh, run_ids, variants)
     from laya_cases.query.engines.spark import SparkConnection, session
 
     return SparkConnection(session(master), wh, run_ids, variants)
@@ -56,10 +59,6 @@ def connect_tables(engine: str = DEFAULT, master: Optional[str] = None):
     """A connection without the store, for tables registered from Python (the gates' and compare's,
     laya_cases/gates/tables.py): DuckDB in memory, or a SparkSQL over a Spark session."""
     if check_engine(engine) == "duckdb":
-        import duckdb
-
-        from laya_cases.query import sql as sqlfiles
-
         con = duckdb.connect()
         sqlfiles.prepare_connection(con)
         return con

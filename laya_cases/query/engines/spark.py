@@ -21,6 +21,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as sqlfiles
 from laya_cases.interop.extras import install_hint
 from laya_cases.query.engines import translate, udfs
+from laya_cases.query.sql import connect
 
 ENGINE = "spark"
 REMOTE_ENV = "SPARK_REMOTE"
@@ -190,7 +191,7 @@ class SparkConnection(SparkSQL):
         from laya_cases.store.schema import DECISION_SCHEMA, SLICE_SET_SCHEMA
 
         super().__init__(spark)
-        duck = wh.connect(run_ids, variants)          # the damage check, and the runs rows (incomplete too)
+        duck = connect(wh, run_ids, variants)          # the damage check, and the runs rows (incomplete too)
         runs = duck.sql("SELECT * FROM runs").to_arrow_table()
         duck.close()
         ids = [r for r in runs.column("run_id").to_pylist()]

@@ -17,7 +17,8 @@ from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core import dataset as D
 from laya_cases.core import identity as I
 from laya_cases.record.recorder import RecordedRun, RunRecorder
-from laya_cases.store.warehouse import Warehouse, new_run_id
+from laya_cases.store.warehouse import Warehouse
+from laya_cases.store.layout import new_run_id
 
 PROGRESS_EVERY = 512          # rows between progress callbacks (the bar redraws on its own clock)
 

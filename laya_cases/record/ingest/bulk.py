@@ -23,7 +23,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.core import jsontext
 from laya_cases.core.dataset import Row, check_row
 from laya_cases.record.decisions import DecisionBuffer
-from laya_cases.record.ingest.columns import build, case_ids
+from laya_cases.record.ingest.columns import build, case_ids, learn
 from laya_cases.record.ingest.ids import CaseNumbers, from_hex
 from laya_cases.record.ingest.template import Captures, Template, Unsupported, mask, writes_repr
 from laya_cases.record.recorder import FLUSH_EVERY, RunRecorder
@@ -211,10 +211,10 @@ class BulkIngest:
             if shape in self.rejected:
                 continue
             try:
-                template = Template(members[0])
+                template = learn(members[0])
             except Unsupported:
                 try:
-                    template = Template(members[-1])
+                    template = learn(members[-1])
                 except Unsupported:
                     self.rejected.add(shape)
                     continue

@@ -100,11 +100,6 @@ class Template:
         self.labelled_parts.append("}")
         self.value_leaves: List[int] = []
         self.nonnegative: List[int] = []
-        from laya_cases.record.ingest import columns as ingest_columns
-        try:
-            ingest_columns.check(self)       # raises Unsupported for shapes it does not read
-        except (KeyError, TypeError, ValueError, AttributeError, pa.ArrowException):
-            raise Unsupported("shape") from None     # anything else unforeseen: the per-row path reads it
 
     def _walk(self, value: Any, lit: bool, path: Tuple[Any, ...], sql: str) -> Node:
         lit = lit or path[:1] == ("questions",) or (len(path) == 3 and path[0] == "answers" and path[2] == "type")

@@ -1,9 +1,9 @@
 """A warehouse kept as Delta Lake tables on object storage or a local path (docs/scale.md "Object storage").
 
-`Warehouse(url)` returns a DeltaWarehouse when `url` is s3://..., s3a://... or delta+file://... (url.py).
+`Warehouse(url)` (store/warehouse.py) returns a DeltaTables, these tables as a Warehouse, when `url` is s3://..., s3a://... or delta+file://... (url.py).
 It answers the same questions as the local warehouse: writing stages the run's Parquet files locally
-(store_write.StagedRun, in a temporary directory), then commits them as one Delta transaction per table,
-the runs row last (delta.py); reading registers the committed rows of the runs asked for under the view
+(write.StagedRun, in a temporary directory), then commits them as one Delta transaction per table,
+the runs row last (tables.py); reading registers the committed rows of the runs asked for under the view
 names the whole sql/ library reads (decisions, cases, errors, runs, slice_sets). Runs commit whole:
 chunked commits (`run --commit-every/--commit-seconds`) and `--resume` belong to the local layout.
 """
@@ -22,10 +22,13 @@ import pyarrow as pa
 
 from laya_cases.core.errors import UsageError
 from laya_cases.store.schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
-from laya_cases.store.write import StagedRun, write_table
-from laya_cases.store.warehouse import CASE_FILE, Warehouse, derived_views, unknown_run_message, validate_run_id
 from laya_cases.store.delta import tables as delta
 from laya_cases.store.delta.url import check_warehouse, parse
+from laya_cases.store.files import write_table
+from laya_cases.store.kind import require
+from laya_cases.store.layout import CASE_FILE, unknown_run_message, validate_run_id
+from laya_cases.store.local import LocalWarehouse, derived_views
+from laya_cases.store.write import StagedRun
 
 
 class UrlRoot(str):
@@ -38,7 +41,9 @@ class UrlRoot(str):
         return True
 
 
-class DeltaWarehouse(Warehouse):
+class DeltaTables(LocalWarehouse):
+    """The local warehouse's questions answered from Delta tables; what only a directory has is refused."""
+
     def __init__(self, root):
         check_warehouse(str(root))                     # also for lc.open(URL), not only the CLI's -w
         self.location = parse(str(root))
@@ -56,10 +61,8 @@ class DeltaWarehouse(Warehouse):
 
     # ------------------------------------------------------------------ reading
     def _own_directory(self) -> None:
-        """A delta+file:// directory that a local warehouse has written is refused (store_kind.py)."""
+        """A delta+file:// directory that a local warehouse has written is refused (kind.py)."""
         if self.location.scheme == "file":
-            from laya_cases.store.kind import require
-
             require(self.location.base[len("file://"):], "delta", str(self.root))
 
     def run_ids(self) -> List[str]:
@@ -82,17 +85,13 @@ class DeltaWarehouse(Warehouse):
             raise UsageError(unknown_run_message(run_id, self.root, self.run_ids()))
         return run_id
 
-    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False,
-                functions: bool = True) -> duckdb.DuckDBPyConnection:
-        """Warehouse.connect's views over the committed rows of the runs asked for (all when None). Named
+    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
+        """LocalWarehouse.connect's views over the committed rows of the runs asked for (all when None). Named
         runs (a report, a diff) are read once into memory; all runs are read lazily, query by query."""
-        from laya_cases.query.sql import prepare_connection
-
         self._own_directory()
         runs = delta.runs(self.location, run_ids)
         pairs = list(zip(runs.column("run_id").to_pylist(), runs.column(delta.WRITER).to_pylist()))
         con = duckdb.connect()
-        prepare_connection(con, functions)
         _register(con, "runs", runs.select(RUN_SCHEMA.names), RUN_SCHEMA.names)
         eager = run_ids is not None
         for view, table, schema in (("decisions", "cases", DECISION_SCHEMA),
@@ -142,7 +141,7 @@ def _register(con: duckdb.DuckDBPyConnection, view: str, data, names: List[str])
 
 
 @contextmanager
-def _stage(wh: DeltaWarehouse, run_id: str, resume: bool) -> Iterator["DeltaStagedRun"]:
+def _stage(wh: DeltaTables, run_id: str, resume: bool) -> Iterator["DeltaStagedRun"]:
     """Stage the run in a local temporary directory (removed afterwards, whatever happens)."""
     validate_run_id(run_id)
     if resume:
@@ -165,7 +164,7 @@ def _stage(wh: DeltaWarehouse, run_id: str, resume: bool) -> Iterator["DeltaStag
 class DeltaStagedRun(StagedRun):
     """A run staged as local Parquet files, committed as Delta transactions (cases, slice sets, runs)."""
 
-    def __init__(self, warehouse: DeltaWarehouse, run_id: str, path: Path):
+    def __init__(self, warehouse: DeltaTables, run_id: str, path: Path):
         super().__init__(warehouse, run_id, path)
         self.writer_id = secrets.token_hex(8)
 
@@ -178,7 +177,7 @@ class DeltaStagedRun(StagedRun):
         if self.rows_written == 0:
             write_table(DECISION_SCHEMA.empty_table(), self.cases_path / CASE_FILE)
         self.write_set_part(force=True)
-        wh: DeltaWarehouse = self.warehouse      # type: ignore[assignment]
+        wh: DeltaTables = self.warehouse      # type: ignore[assignment]
         loc, rid = wh.location, self.run_id
         if wh.has_run(rid):
             raise UsageError("run id %r already exists in warehouse %s" % (rid, wh.root))

@@ -13,6 +13,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as sqlfiles
 from laya_cases.views.html import diff_view, report_view
 from laya_cases.views.html.markup import page
+from laya_cases.query.sql import connect
 
 #: wrong answers listed in the file's case summary
 CONFIDENT_ERRORS = 25
@@ -45,4 +46,4 @@ def write_html(path, text: str, what: str = "HTML report") -> None:
 
 def save_report(path, wh, run_id: str, doc: Dict[str, Any]) -> None:
     """`report --html FILE`: the report file of a committed run, its case summary read from the store."""
-    write_html(path, report_html(doc, case_summary(wh.connect([run_id]), run_id)))
+    write_html(path, report_html(doc, case_summary(connect(wh, [run_id]), run_id)))

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from laya_cases.report import build as R
 from laya_cases.query import sql as sqlfiles
+from laya_cases.query.sql import connect
 
 DIFF_BOOTSTRAP = 2000          # `laya-cases diff`'s default, so the compare page equals `diff --json`
 _CACHED = 16
@@ -44,7 +45,7 @@ class Data:
 
     def cursor(self, run_id: str):
         """A cursor on the run's cached connection (views over its Parquet files; one per request)."""
-        return self._remember(self._cons, self._stamp(run_id), lambda: self.wh.connect([run_id])).cursor()
+        return self._remember(self._cons, self._stamp(run_id), lambda: connect(self.wh, [run_id])).cursor()
 
     # ------------------------------------------------------------------ runs
     def run_ids(self) -> List[str]:
@@ -55,7 +56,7 @@ class Data:
         from laya_cases.query.listing import runs
 
         self.wh.damaged = {}
-        columns, rows = runs(self.wh.connect())
+        columns, rows = runs(connect(self.wh))
         return columns or [], list(rows), dict(self.wh.damaged)
 
     def run_row(self, run_id: str) -> Dict[str, Any]:
@@ -65,15 +66,17 @@ class Data:
     def report(self, run_id: str) -> Dict[str, Any]:
         """`report RUN --json --no-cases`, as a dict."""
         def make():
-            return R.build(self.wh.connect([run_id]), run_id, R.Options(include_cases=False))
+            return R.build(connect(self.wh, [run_id]), run_id, R.Options(include_cases=False))
         return self._remember(self._docs, ("report",) + self._stamp(run_id), make)
 
     def diff(self, run_a: str, run_b: str, by: Optional[str]) -> Dict[str, Any]:
         """`diff A B [--by DIM] --json`, as a dict."""
+        from laya_cases.harness.diff_blocks import DIFF_BLOCKS
         from laya_cases.report.diff import diff
 
         key = ("diff", by) + self._stamp(run_a) + self._stamp(run_b)
-        return self._remember(self._docs, key, lambda: diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP))
+        return self._remember(self._docs, key, lambda: diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP,
+                                                                 blocks=DIFF_BLOCKS))
 
     # ------------------------------------------------------------------ cases
     def filter_values(self, run_id: str) -> Dict[str, List[str]]:

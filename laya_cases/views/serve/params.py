@@ -73,7 +73,7 @@ def unit(value: Optional[str], name: str) -> Optional[float]:
 
 
 def run_id(value: str, known: List[str]) -> str:
-    from laya_cases.store.warehouse import is_run_id
+    from laya_cases.store.layout import is_run_id
 
     text(value, "run")
     if not is_run_id(value):

@@ -1,7 +1,0 @@
--- query: run_schema -- the report schema a run was committed under (decides the shortlist metrics)
--- spec: S7.19, S7.20 (shortlist and tournament runs carry their own schema)
--- grain: one row (none when the run does not exist)
--- input: runs
--- params: run_id
--- output: schema
-SELECT json_extract_string(config_json, '$.schema') AS schema FROM runs WHERE run_id = $run_id
