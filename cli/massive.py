@@ -12,7 +12,7 @@ import typer
 from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import _App, app, warehouse_of, write_text
-from laya_cases_cli.options import WAREHOUSE
+from laya_cases_cli.options import COMMIT_EVERY, RESUME, WAREHOUSE, resumed_id
 
 massive_app = _App(help="MASSIVE intent classification per language: write a sampled "
                         "dataset, or run the per-language harness (docs/massive.md).\n\n\b\nExamples:\n"
@@ -127,6 +127,8 @@ def run_command(
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runner supports."),
     on_error: str = typer.Option("fail", "--on-error", metavar="fail|skip", help="skip: a failed row is an error "
                                  "record and its language reports {\"error\": ...}."),
+    resume: Optional[str] = RESUME,
+    commit_every: Optional[int] = COMMIT_EVERY,
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the harness document "
                                             "(config, report, summary, cases) here; `-`: to stdout."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the per-language "
@@ -155,7 +157,8 @@ def run_command(
     runner, extra = runner_options_from_flags(runner, runner_option, onnx=onnx, unclamped=unclamped,
                                               subfolder=subfolder)
     opts = RunOptions(dataset="", model=model, batch_size=batch_size, on_error=on_error, device=device,
-                      run_id=run_id, runner_options=extra, runner=runner)
+                      run_id=resumed_id(run_id, resume), runner_options=extra, runner=runner,
+                      resume=resume is not None, commit_every=commit_every)
     wh = warehouse_of(warehouse)
     try:
         with RowProgress("massive", waiting="reading MASSIVE and loading the model") as bar:

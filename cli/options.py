@@ -32,6 +32,21 @@ WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_
                          parser=_warehouse_path, help="Warehouse directory [default: ./warehouse].")
 
 #: (parameter name, annotation, typer option): the report flags.
+RESUME = typer.Option(None, "--resume", metavar="ID", help="Continue the incomplete run ID (killed or stopped "
+                      "midway): committed work is not redone; the inputs, model and options must be the run's own.")
+COMMIT_EVERY = typer.Option(None, "--commit-every", metavar="N", help="Commit the decisions every N answers asked, "
+                            "so that a killed run can be resumed [default: 65536]; 0: only at the end.")
+
+
+def resumed_id(run_id: Optional[str], resume: Optional[str]) -> Optional[str]:
+    """The run id of a command with --run-id and --resume (the run it continues)."""
+    if resume is not None and run_id is not None and run_id != resume:
+        from laya_cases.core.errors import UsageError
+
+        raise UsageError("--run-id and --resume name different runs; --resume ID alone continues run ID")
+    return resume or run_id
+
+
 _REPORT_PARAMS = [
     ("json_out", Optional[Path], typer.Option(None, "--json", metavar="FILE", help="Write the full report JSON "
                                               "here (reference keys plus `extensions`); `-`: to stdout, "

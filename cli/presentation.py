@@ -11,7 +11,7 @@ import typer
 from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
-from laya_cases_cli.options import WAREHOUSE
+from laya_cases_cli.options import COMMIT_EVERY, RESUME, WAREHOUSE, resumed_id
 from laya_cases.query.sql import connect
 
 
@@ -46,6 +46,8 @@ def presentation_command(
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the verdict (strict JSON)."),
     device: Optional[str] = typer.Option(None, "--device", metavar="D", help="cpu, cuda, ... as the runner supports."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
+    resume: Optional[str] = RESUME,
+    commit_every: Optional[int] = COMMIT_EVERY,
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Does the model favour the first option slot? Label-free checks over fixed inputs.
@@ -68,14 +70,15 @@ def presentation_command(
 
     wh = warehouse_of(warehouse)
     if run is not None:
-        if model is not None or states is not None or run_id is not None:
-            raise UsageError("--run re-derives a stored run: drop --model, --states and --run-id")
+        if model is not None or states is not None or run_id is not None or resume is not None:
+            raise UsageError("--run re-derives a stored run: drop --model, --states, --run-id and --resume")
         wh.require_run(run)
         rid = run
     else:
         try:
-            rid = execute(wh, model=model, run_id=run_id, device=device,
-                          states=str(states) if states else None).run_id
+            rid = execute(wh, model=model, run_id=resumed_id(run_id, resume), device=device,
+                          states=str(states) if states else None, resume=resume is not None,
+                          commit_every=commit_every).run_id
         except RunnerCrash as crash:
             traceback.print_exception(type(crash.exc), crash.exc, crash.exc.__traceback__)
             console.note(str(crash))

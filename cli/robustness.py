@@ -9,7 +9,7 @@ import typer
 
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
-from laya_cases_cli.options import WAREHOUSE
+from laya_cases_cli.options import COMMIT_EVERY, RESUME, WAREHOUSE, resumed_id
 
 _JSON = typer.Option(None, "--json", metavar="FILE", help="Write the robustness document here (strict JSON).")
 _MARKDOWN = typer.Option(None, "--markdown", metavar="FILE", help="Write the tables as Markdown here.")
@@ -49,6 +49,8 @@ def robustness_command(
     revision: Optional[str] = typer.Option(None, "--revision", metavar="SHA", help="Pin the checkpoint revision."),
     runner_option: Optional[List[str]] = typer.Option(None, "--runner-option", metavar="KEY=VALUE",
                                                       help="Extra runner constructor option (repeatable)."),
+    resume: Optional[str] = RESUME,
+    commit_every: Optional[int] = COMMIT_EVERY,
     json_out: Optional[Path] = _JSON,
     markdown_out: Optional[Path] = _MARKDOWN,
     gate_policy: Optional[Path] = _POLICY,
@@ -73,11 +75,14 @@ def robustness_command(
 
     if (dataset is None) == (run is None):
         raise UsageError("robustness needs a DATASET to run, or --run RUN to print a committed run (not both)")
+    if run is not None and resume is not None:
+        raise UsageError("--resume continues a run of DATASET; --run RUN prints a committed one")
     policy = G.load(str(gate_policy)) if gate_policy else None      # checked before any model loads
     wh = warehouse_of(warehouse)
     if run is None:
-        run = _execute(wh, dataset, model=model, runner=runner, seed=seed, run_id=run_id, batch_size=batch_size,
-                       device=device, revision=revision, runner_option=runner_option)
+        run = _execute(wh, dataset, model=model, runner=runner, seed=seed, run_id=resumed_id(run_id, resume),
+                       batch_size=batch_size, device=device, revision=revision, runner_option=runner_option,
+                       resume=resume is not None, commit_every=commit_every)
     _emit(wh, run, policy, json_out, markdown_out)
 
 

@@ -15,7 +15,7 @@ from laya_cases.run.options import RunOptions
 from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of
 from laya_cases_cli.gates import prepare_gate
-from laya_cases_cli.options import WAREHOUSE, _injector, gate_options, report_options
+from laya_cases_cli.options import WAREHOUSE, _injector, gate_options, report_options, resumed_id
 from laya_cases_cli.store import emit_report
 
 # Which rows run and when their decisions commit (injected as `rows`).
@@ -40,16 +40,15 @@ _ROW_FLAGS = [
 def _with_rows(opts, rows: dict):
     """RunOptions with --limit, --resume (the run id), --commit-every and --commit-seconds."""
     resume = rows["resume"]
-    if resume is not None and opts.run_id is not None and opts.run_id != resume:
-        raise UsageError("--run-id and --resume name different runs; --resume ID alone continues run ID")
+    run_id = resumed_id(opts.run_id, resume)
     shard = None
     if rows["shard"] is not None:
         from laya_cases.run.shard import parse_shard
 
         shard = parse_shard(rows["shard"])
-        if not (resume or opts.run_id):
+        if not run_id:
             raise UsageError("--shard needs --run-id ID: every shard of a run names the same id")
-    return dataclasses.replace(opts, run_id=resume or opts.run_id, resume=resume is not None, limit=rows["limit"],
+    return dataclasses.replace(opts, run_id=run_id, resume=resume is not None, limit=rows["limit"],
                                commit_every=rows["commit_every"], commit_seconds=rows["commit_seconds"], shard=shard)
 
 

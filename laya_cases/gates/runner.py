@@ -3,13 +3,13 @@
 A gate is a query that returns the rows that violate it (sql/gates/, sql/compare/overall_deltas.sql),
 run over small tables flattened from the candidate report and the baseline document:
 
-    gate_inputs.py      NAME=VALUE flags and limits (S6.1, S6.2)
-    gate_policy.py      the policy file, validated (S6.5), and measured per rule (S6.6)
-    gate_documents.py   report files and run ids, identity and comparability (S5.6, S5.7, S6.4 (c))
-    gate_tables.py      report documents flattened into the gate tables
-    gate_thresholds.py  --min/--max (S6.3)
-    gate_baseline.py    the baseline comparison (S6.4); reference_order.py sums like the reference
-    gate_messages.py    the failure and delta lines
+    gates/inputs.py      NAME=VALUE flags and limits (S6.1, S6.2)
+    gates/policy.py      the policy file, validated (S6.5), and measured per rule (S6.6)
+    gates/documents.py   report files and run ids, identity and comparability (S5.6, S5.7, S6.4 (c))
+    gates/tables.py      report documents flattened into the gate tables
+    gates/thresholds.py  --min/--max (S6.3)
+    gates/baseline.py    the baseline comparison (S6.4); reference_order.py sums like the reference
+    gates/messages.py    the failure and delta lines
 
 This module prepares a gate from the flags (`prepare`) and judges a report with it (`Gate.judge`,
 `compare_documents`). Nothing here prints; the CLI does.
@@ -45,7 +45,7 @@ class GateRequest:
     baseline: Optional[str] = None
     tolerances: Sequence[str] = ()
     policy_path: Optional[str] = None
-    junit: Optional[str] = None              # CI outputs of the verdict (gate_ci.py); not gates themselves
+    junit: Optional[str] = None              # CI outputs of the verdict (gates/ci.py); not gates themselves
     summary: Optional[str] = None
 
     @property

@@ -17,7 +17,7 @@ from laya_cases.core.dataset import Row
 from laya_cases.core.identity import file_sha256
 from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.store.warehouse import Warehouse
-from laya_cases.store.layout import new_run_id
+from laya_cases.store.layout import new_run_id, taken
 from laya_cases.query.sql import connect
 
 IMPORT_SCHEMA = "laya-cases-import/1"
@@ -105,7 +105,7 @@ def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Im
                 continue
             recorder = RunRecorder(wh, new_run_id() if run_id is None else run_id, source.label)
             if wh.has_run(recorder.run_id) or any(r.run_id == recorder.run_id for _, r, _, _ in staged):
-                raise UsageError("run id %r already exists in warehouse %s" % (recorder.run_id, wh.root))
+                raise taken(recorder.run_id, wh.root)
             stack.enter_context(recorder.staging())
             for index, item in enumerate(rows()):
                 _record(recorder, index, item)

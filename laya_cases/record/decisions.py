@@ -84,6 +84,17 @@ class DecisionBuffer:
         self._seen[digest] = n
         return digest if n == 1 else "%s#%d" % (digest, n)
 
+    def continue_from(self, case_ids: List[Optional[str]], slice_sets: Dict[tuple, int], n_cases: int,
+                      n_errors: int, counted: bool = False) -> None:
+        """Number on after committed rows (a resumed run or shard): their case ids' repeats (`<digest>#<n>`;
+        a derived id `<parent>/<kind>` numbers nothing), their slice sets and the counts."""
+        for case_id in case_ids:
+            if case_id is not None and "/" not in case_id:
+                digest = case_id.split("#", 1)[0]
+                self._seen[digest] = self._seen.get(digest, 0) + 1
+        self._slice_sets.update(slice_sets)
+        self.n_cases, self.n_errors = n_cases, n_errors
+
     def _append(self, values: Dict[str, Any]) -> None:
         combo = (values.get("language_key"), values.get("model_key"), values.get("qid"),
                  tuple(values.get("tags") or ()), values.get("answer_type"), values.get("correct"))

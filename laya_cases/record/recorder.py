@@ -6,7 +6,7 @@ one DecisionBuffer (which also numbers the slice sets), streams them into the wa
 area in bounded batches, and writes the run row last. Nothing is visible before `commit`; an
 exception anywhere inside `staging()` discards the staging area.
 
-Chunked commits (`laya-cases run`; run_progress.py): with `commit_rows` and/or `commit_seconds`, the
+Chunked commits (`laya-cases run`; store/progress.py): with `commit_rows` and/or `commit_seconds`, the
 caller asks `chunk_due(rows_done)` after each runner call and, when due, `commit_chunk(...)` makes the
 decisions so far visible as an incomplete run; `commit` then finishes it. `staging(resume=True)` takes
 over an incomplete run instead: the decision buffer continues its case-id repeat counts, slice-set ids
@@ -96,25 +96,15 @@ class RunRecorder:
 
     def _restore(self, staged: Any) -> None:
         """Continue the committed chunks' numbering: case-id repeats, slice-set ids, case/error counts."""
-        import pyarrow.parquet as pq
-
         entry = staged.progress
-        seen: Dict[str, int] = {}
-        for path in self.wh.case_files(self.run_id):
-            for case_id in pq.read_table(str(path), columns=["case_id"]).column("case_id").to_pylist():
-                if case_id is not None:
-                    digest = case_id.split("#", 1)[0]
-                    seen[digest] = seen.get(digest, 0) + 1
         sets: Dict[tuple, int] = {}
-        for path in self.wh.slice_set_files(self.run_id):
-            for s in pq.read_table(str(path)).to_pylist():
-                sets[(s["language_key"], s["model_key"], s["qid"], tuple(s["tags"] or ()), s["answer_type"],
-                      s["correct"])] = s["slice_set"]
+        for s in self.wh.committed_slice_sets(self.run_id):
+            sets[(s["language_key"], s["model_key"], s["qid"], tuple(s["tags"] or ()), s["answer_type"],
+                  s["correct"])] = s["slice_set"]
         if sorted(sets.values()) != list(range(len(sets))):
             raise UsageError("cannot resume run %r: its slice sets are not numbered 0..%d" % (self.run_id, len(sets) - 1))
-        buffer = self.buffer
-        buffer._seen, buffer._slice_sets = seen, sets           # noqa: SLF001 -- the buffer's own state, restored
-        buffer.n_cases, buffer.n_errors = entry["run"]["n_cases"], entry["run"]["n_errors"]
+        self.buffer.continue_from(self.wh.committed_cases(self.run_id, ["case_id"])["case_id"], sets,
+                                  entry["run"]["n_cases"], entry["run"]["n_errors"])
         staged._seen_sets = set(sets.values())                   # noqa: SLF001
         self.resumed = entry
         self._last_rows = entry["rows_committed"]

@@ -1,5 +1,5 @@
-"""Loading the runner of a run: capability checks before any model loads, and the library versions
-a run records (laya_cases/run/execute.py; harnesses call them through `run._load_runner`, `run._versions`)."""
+"""Loading the runner of a run (run/job.py): capability checks before any model loads, and the library
+versions a run records."""
 from __future__ import annotations
 
 import functools
@@ -28,12 +28,12 @@ def _cached_versions() -> Tuple[Tuple[str, Optional[str]], ...]:
     return tuple(out.items())
 
 
-def _versions() -> Dict[str, Optional[str]]:
+def versions() -> Dict[str, Optional[str]]:
     """The library versions a run records; looked up once per process (every chunk commit records them)."""
     return dict(_cached_versions())
 
 
-def _preflight(cls_or_runner: Any, opts: Any, rows: List[D.Row]) -> None:
+def preflight(cls_or_runner: Any, opts: Any, rows: List[D.Row]) -> None:
     """Refuse, before any model loads, what the runner's capabilities say it cannot do (exit 2)."""
     caps = cls_or_runner.capabilities
     name = getattr(cls_or_runner, "name", "") or "runner"
@@ -56,12 +56,12 @@ def _preflight(cls_or_runner: Any, opts: Any, rows: List[D.Row]) -> None:
                                  % (opts.dataset, row.line_no, qid, kind, name, ", ".join(caps.question_types)))
 
 
-def _load_runner(opts: Any, rows: List[D.Row], runner: Optional[Runner]) -> Runner:
+def load_runner(opts: Any, rows: List[D.Row], runner: Optional[Runner]) -> Runner:
     """The runner --model/--runner name, refused by its capabilities before any model loads."""
     if runner is not None:
-        _preflight(runner, opts, rows)
+        preflight(runner, opts, rows)
         return runner
     _name, cls, _arg = registry.resolve(opts.model, opts.runner)
-    _preflight(cls, opts, rows)
+    preflight(cls, opts, rows)
     return registry.load(opts.model, opts.runner, device=opts.device, revision=opts.revision,
                          batch_size=opts.batch_size, **opts.runner_options)

@@ -1,6 +1,6 @@
 """Resuming an interrupted `laya-cases run` (`--resume RUN_ID`; `RunOptions(run_id=..., resume=True)`).
 
-A run commits its decisions in chunks as it goes (record.py, run_progress.py). When it is killed,
+A run commits its decisions in chunks as it goes (record/recorder.py, store/progress.py). When it is killed,
 crashes or stops on a runner error, the committed chunks stay as an incomplete run, and resuming
 it calls the runner only for the dataset rows whose calls were not committed; the final run holds
 the very decision rows an uninterrupted run would (same case ids, slice-set ids, call ids and chunk
@@ -17,11 +17,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Dict, Optional
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core.identity import first_difference
+from laya_cases.record.recorder import COMMIT_ROWS, COMMIT_SECONDS, RunRecorder
 from laya_cases.store import progress as run_progress
+from laya_cases.store.layout import new_run_id, taken
 
 
 def check_commit_options(opts: Any) -> None:
@@ -45,14 +48,12 @@ def check_state(wh, run_id: str, resume: bool) -> None:
         raise UsageError("run id %s is a sharded run in progress in warehouse %s: run a missing shard with "
                          "--shard I/N --run-id %s" % (shorten(repr(run_id)), wh.root, run_id))
     if state == "complete":
-        raise UsageError("run id %s already exists in warehouse %s%s" % (
-            shorten(repr(run_id)), wh.root, " and is complete: nothing to resume" if resume else ""))
+        raise taken(run_id, wh.root, " and is complete: nothing to resume" if resume else "")
     if resume and state is None:
         raise UsageError("cannot resume run %s: no incomplete run with that id in warehouse %s"
                          % (shorten(repr(run_id)), wh.root))
     if not resume and state == "incomplete":
-        raise UsageError("run id %s already exists in warehouse %s as an incomplete run; add --resume %s to "
-                         "continue it" % (shorten(repr(run_id)), wh.root, run_id))
+        raise taken(run_id, wh.root, " as an incomplete run; add --resume %s to continue it" % run_id)
 
 
 def identity(opts: Any, recorder: Any, dataset_sha256: str) -> Dict[str, Any]:
@@ -83,18 +84,6 @@ def after_load(wh, run_id: str, key: Dict[str, Any]) -> None:
                        {"settings": key["settings"]})
 
 
-def restore(entry: Optional[Dict[str, Any]], inference: Any) -> int:
-    """The dataset rows already committed (0 for a new run); the run's `errored` list continues."""
-    if entry is None:
-        return 0
-    try:
-        config = json.loads(entry["run"].get("config_json") or "{}")
-    except ValueError:
-        config = {}
-    inference.errored = list(config.get("errored") or [])
-    return entry["rows_committed"]
-
-
 def _entry(wh, run_id: str) -> Dict[str, Any]:
     try:
         entry = run_progress.read(wh, run_id)
@@ -113,3 +102,46 @@ def _refuse_difference(run_id: str, stored: Any, now: Any) -> None:
                          "model and options" % (run_id, path, shorten(repr(was)), shorten(repr(is_now))))
 
 
+
+
+class WholeRun:
+    """How one process commits a whole run (run/execute.py): a new run id that is free, or with --resume
+    the incomplete run it continues, checked against what that run recorded. shard.Shard commits one
+    shard of a run instead."""
+
+    def __init__(self, wh, opts: Any):
+        self.wh, self.resume = wh, opts.resume
+        self.run_id = opts.run_id or new_run_id()
+
+    def check_id(self) -> None:
+        check_state(self.wh, self.run_id, self.resume)
+
+    def recorder(self, opts: Any, source: str) -> RunRecorder:
+        return RunRecorder(self.wh, self.run_id, source, **commit_every(opts))
+
+    def key(self, job: Any, recorder: Any) -> Dict[str, Any]:
+        """The identity a resumed run must match (the loaded runner's settings join it later)."""
+        return plain(dict(identity(job.opts, recorder, job.dataset_sha), **job.identity()))
+
+    def before_load(self, job: Any, key: Dict[str, Any], rows: List[Any]) -> List[Any]:
+        """Check a resumed run before the model loads; returns the rows this process answers."""
+        if self.resume:
+            job.opts = before_load(self.wh, self.run_id, job.opts, key)
+        return rows
+
+    def after_load(self, job: Any, key: Dict[str, Any]) -> None:
+        key["settings"] = plain(job.settings())
+        if self.resume:
+            after_load(self.wh, self.run_id, key)
+
+    @contextmanager
+    def staging(self, recorder: Any, key: Dict[str, Any], rows: List[Any]) -> Iterator[Optional[Dict[str, Any]]]:
+        """The staging area; yields the progress entry of the run taken over (None: a new run)."""
+        with recorder.staging(resume=self.resume):
+            yield recorder.resumed
+
+
+def commit_every(opts: Any) -> Dict[str, Any]:
+    """--commit-every / --commit-seconds as the recorder takes them (None: the defaults; 0: off)."""
+    return {"commit_rows": COMMIT_ROWS if opts.commit_every is None else opts.commit_every,
+            "commit_seconds": COMMIT_SECONDS if opts.commit_seconds is None else opts.commit_seconds}

@@ -1,7 +1,7 @@
 """Sharded runs: `laya-cases run DATASET --shard I/N --run-id ID` on N hosts or processes.
 
 Shard I of N scores the contiguous rows [floor((I-1)*n/N), floor(I*n/N)) of the n dataset rows and
-commits them, in chunks as any run does, as part of run ID (shard_store.py has the store protocol);
+commits them, in chunks as any run does, as part of run ID (store/shards.py has the store protocol);
 the run is complete, and in the runs table, once all N shards are in. Contiguous ranges, not
 `row % N`: each shard's part files hold rows in dataset order (row-group statistics on row_index
 stay tight), its runner calls group the same consecutive rows as an unsharded run's (S6.12), and
@@ -19,16 +19,14 @@ import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from laya_cases.core import dataset as D, identity as I, strict
+from laya_cases.core import dataset as D
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.record.decisions import DecisionBuffer, case_digest
-from laya_cases.record.recorder import COMMIT_ROWS, COMMIT_SECONDS, RecordedRun, RunRecorder
+from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.run import resume as RS
-from laya_cases.run.inference import RunnerCrash, _Calls, _Inference
-from laya_cases.run.load import _load_runner
-from laya_cases.run.options import check_options
+from laya_cases.run.inference import Calls
 from laya_cases.store import shards as S
 from laya_cases.store.write import staging_area
 
@@ -133,17 +131,9 @@ class ShardRecorder(RunRecorder):
                 self._staged = None
 
     def _restore_shard(self, record: Dict[str, Any]) -> None:
-        import pyarrow.parquet as pq
-
-        buffer = self.buffer
-        for name in record["parts"]:
-            path = self.wh.case_partition(self.run_id) / name
-            for case_id in pq.read_table(str(path), columns=["case_id"]).column("case_id").to_pylist():
-                if case_id is not None:
-                    digest = case_id.split("#", 1)[0]
-                    buffer._seen[digest] = buffer._seen.get(digest, 0) + 1      # noqa: SLF001
-        buffer._slice_sets.update(S.registry(self.wh, self.run_id))              # noqa: SLF001
-        buffer.n_cases, buffer.n_errors = record["run"]["n_cases"], record["run"]["n_errors"]
+        committed = self.wh.committed_cases(self.run_id, ["case_id"], parts=record["parts"])["case_id"]
+        self.buffer.continue_from(committed, S.registry(self.wh, self.run_id), record["run"]["n_cases"],
+                                  record["run"]["n_errors"])
         self.resumed = record
         self._last_rows = record["rows_committed"]
 
@@ -159,51 +149,47 @@ class ShardRecorder(RunRecorder):
                         tuple(left))
 
 
-def execute(wh, opts: Any, *, runner: Any = None, clock: Callable[[], float] = time.perf_counter,
-            progress: Optional[Callable[[int], None]] = None, on_loaded: Optional[Callable[[int], None]] = None,
-            extend_config: Optional[Callable[[Dict[str, Any]], None]] = None) -> ShardRun:
-    """run.execute for `opts.shard = (I, N)`: score shard I's rows and commit them into run opts.run_id;
-    the shard that completes the run commits its runs entry. A shard whose earlier writer died
-    continues from its committed chunks. progress/on_loaded count this shard's rows."""
-    check_options(opts)
-    index, count = opts.shard
-    if not opts.run_id:
-        raise UsageError("--shard needs --run-id: every shard of a run names the same id")
-    run_id = opts.run_id
-    rows = D.load(opts.dataset)[:opts.limit]
-    strict.refuse_errors(opts.dataset, rows)
-    recorder = ShardRecorder(wh, run_id, opts.dataset, index, count,
-                             commit_rows=COMMIT_ROWS if opts.commit_every is None else opts.commit_every,
-                             commit_seconds=COMMIT_SECONDS if opts.commit_seconds is None else opts.commit_seconds)
-    for row in rows:
-        recorder.note_row(row)
-    recorder.lo, recorder.hi = share(len(rows), index, count)
-    dataset_sha = I.file_sha256(opts.dataset)
-    key = identity(opts, recorder, dataset_sha, count)
-    S.refuse(wh, run_id, index, count, key)          # before the model loads: nothing written
-    mine = rows[recorder.lo:recorder.hi]
-    inference = _Inference(opts, _load_runner(opts, rows, runner), mine, clock)
-    inference.calls = _OffsetCalls(base=recorder.lo)
-    key["settings"] = settings_key(inference.settings())
-    if on_loaded:
-        on_loaded(len(mine))
+class Shard(RS.WholeRun):
+    """How shard I of N commits its rows into run opts.run_id (run/execute.py): the shard that completes
+    the run commits its runs entry; a shard whose earlier writer died continues from its committed
+    chunks. Progress and on_loaded count this shard's rows."""
 
-    checkpoint = inference.checkpoint(recorder, key, dataset_sha, extend_config)
-    try:
+    def __init__(self, wh, opts: Any):
+        if not opts.run_id:
+            raise UsageError("--shard needs --run-id: every shard of a run names the same id")
+        self.wh, self.run_id, self.resume = wh, opts.run_id, False
+        self.index, self.count = opts.shard
+
+    def check_id(self) -> None:
+        """Checked with the run's identity, once the rows are read (before_load)."""
+
+    def recorder(self, opts: Any, source: str) -> RunRecorder:
+        return ShardRecorder(self.wh, self.run_id, source, self.index, self.count, **RS.commit_every(opts))
+
+    def key(self, job: Any, recorder: Any) -> Dict[str, Any]:
+        return dict(identity(job.opts, recorder, job.dataset_sha, self.count), **RS.plain(job.identity()))
+
+    def before_load(self, job: Any, key: Dict[str, Any], rows: List[D.Row]) -> List[D.Row]:
+        self.lo, self.hi = share(len(rows), self.index, self.count)
+        S.refuse(self.wh, self.run_id, self.index, self.count, key)       # before the model loads: nothing written
+        return rows[self.lo:self.hi]
+
+    def after_load(self, job: Any, key: Dict[str, Any]) -> None:
+        job.calls = _OffsetCalls(base=self.lo)
+        key["settings"] = settings_key(job.settings())
+
+    @contextmanager
+    def staging(self, recorder: Any, key: Dict[str, Any], rows: List[D.Row]) -> Iterator[Optional[Dict[str, Any]]]:
+        recorder.lo, recorder.hi = self.lo, self.hi
         with recorder.shard_staging(rows, key) as record:
-            skip = RS.restore(record if record["parts"] else None, inference)
-            inference.run(recorder, progress, skip, checkpoint)
-            return recorder.commit(**inference.run_row(dataset_sha, extend_config))
-    except RunnerCrash as crash:
-        crash.run_id = run_id         # the shard's committed chunks stay; the same command continues it
-        raise
+            yield record if record["parts"] else None
 
 
 class _OffsetCalls:
-    """inference._Calls whose call ids start at the shard's first row (ids stay unique across shards)."""
+    """inference.Calls whose call ids start at the shard's first row (ids stay unique across shards)."""
 
     def __init__(self, base: int):
-        self._calls, self.base = _Calls(), base
+        self._calls, self.base = Calls(), base
 
     def add(self, size: int) -> int:
         return self._calls.add(size) + self.base

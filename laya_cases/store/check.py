@@ -5,7 +5,7 @@ imported on that path: `laya-cases runs` starts in the time of `import duckdb`),
 mtime, size) within the process, so a damaged run is left out and named instead of failing every
 query. `check` also decodes every page and compares row counts with the runs table: a run's case files
 hold n_cases + n_errors records plus one record per dataset row without questions (at most n_rows).
-An incomplete run (run_progress.py) is checked alike: its progress entry must read, and the files it
+An incomplete run (store/progress.py) is checked alike: its progress entry must read, and the files it
 lists must hold the counts its run row gives so far.
 """
 from __future__ import annotations
@@ -177,12 +177,13 @@ def _count_from_footers(wh, run_id: str, files: List[Path], cur) -> Optional[str
 
 
 def _null_counts(cur, files: List[Path]) -> Dict[str, Dict[str, Optional[int]]]:
-    """{file: {"error": nulls, "qid": nulls}} from the footers' column statistics (None: not recorded)."""
+    """{file: {"error": nulls, "qid": nulls, "variant": nulls, "rows": (min, max) row_index}} from the
+    footers' column statistics (None: not recorded)."""
     out: Dict[str, Dict[str, Optional[int]]] = {}
     for name, column, nulls, low, high in cur.execute(
             "SELECT file_name, path_in_schema, CASE WHEN bool_or(stats_null_count IS NULL) THEN NULL "
             "ELSE sum(stats_null_count) END, min(TRY_CAST(stats_min AS BIGINT)), max(TRY_CAST(stats_max AS BIGINT)) "
-            "FROM parquet_metadata(%s) WHERE path_in_schema IN ('error', 'qid', 'row_index') "
+            "FROM parquet_metadata(%s) WHERE path_in_schema IN ('error', 'qid', 'row_index', 'variant') "
             "GROUP BY ALL" % sql_list([str(p) for p in files])).fetchall():
         if column == "row_index":
             out.setdefault(name, {})["rows"] = None if low is None or high is None else (int(low), int(high))
@@ -202,14 +203,16 @@ def _rows_overlap(per_file, n_rows) -> bool:
 
 def _verdict(wh, run_id: str, files: List[Path], counts, nulls) -> Optional[str]:
     n_cases, n_errors, n_rows = counts
-    total = sum(_FOOTERS[_key(path)][0] for path in files)
+    sizes = [_FOOTERS[_key(path)][0] for path in files]
+    total = sum(sizes)
     per_file = [nulls.get(str(path), {}) for path in files]
     if n_cases is None or n_errors is None or any(f.get(c) is None for f in per_file for c in ("error", "qid")):
         return None                                  # a writer without null counts: only `check` can tell
     no_error, no_qid = sum(f["error"] for f in per_file), sum(f["qid"] for f in per_file)
     empty = no_error - n_cases                        # records without an error that are not cases
+    passes = any(f.get("variant") is not None and f["variant"] < n for f, n in zip(per_file, sizes))
     if total - no_error == n_errors and 0 <= empty <= min(n_rows or 0, no_qid) and no_qid <= empty + n_errors \
-            and not _rows_overlap(per_file, n_rows):
+            and (passes or not _rows_overlap(per_file, n_rows)):     # robustness's passes revisit the rows
         return None
     names = ", ".join(p.name for p in files[:6]) + (" and %d more" % (len(files) - 6) if len(files) > 6 else "")
     return ("%s: its files (%s) hold %d record(s), %d with an error, the runs table says %s case(s) and %s error(s) "

@@ -7,14 +7,14 @@ every engine can read each tree with one glob, docs/readers.md):
     <root>/slice_sets/run_id=<id>/part-00000.parquet   what each slice_set id of the run's cases stands for
     <root>/runs/run_id=<id>/run.parquet                one row: the run's identity and settings
     <root>/_staging/<id>.<pid>.<nonce>/                a run being written; never read
-    <root>/_progress/run_id=<id>/progress.json         an incomplete run (committed in chunks, run_progress.py)
+    <root>/_progress/run_id=<id>/progress.json         an incomplete run (committed in chunks, store/progress.py)
 
 Warehouses written before slice sets had their own tree keep them in runs/run_id=<id>/slice_sets.parquet;
 they are still read. A run is written entirely under `_staging`, then committed under a short file lock
 by three renames: its cases, its slice sets, then its runs directory. The runs entry is the commit point:
 readers only ever see cases of runs that have one, so a crash (even `kill -9`) at any moment
 leaves no partial run visible. The next commit (or `gc`) removes the leftovers of dead writers.
-Readers check each run's footers first (store_check.py): a damaged run is left out and named.
+Readers check each run's footers first (store/check.py): a damaged run is left out and named.
 """
 from __future__ import annotations
 
@@ -88,6 +88,18 @@ def unknown_run_message(run_id: str, root, known: List[str]) -> str:
     return "unknown run id %r in warehouse %s; %s" % (run_id, root, hint)
 
 
+def taken(run_id: str, root, why: str = "") -> UsageError:
+    """The one refusal of a run id that is taken (every writer: run, harnesses, ingest, imports, both
+    stores); `why` says more (an incomplete run, another writer first)."""
+    return UsageError("run id %s already exists in warehouse %s%s" % (shorten(repr(run_id)), root, why))
+
+
+def check_free(wh, run_id: str) -> None:
+    """A new run's id names no committed run of `wh` (a Warehouse, local or Delta)."""
+    if wh.has_run(run_id):
+        raise taken(run_id, wh.root)
+
+
 def damaged_message(run_id: str, problem: str) -> str:
     return "run %r is damaged: %s (see `laya-cases check`)" % (run_id, problem)
 
@@ -133,7 +145,7 @@ class Layout:
         return self.progress_dir / (PARTITION + run_id)
 
     def progress_file(self, run_id: str) -> Path:
-        """An incomplete run's progress entry (run_progress.py): the files its committed chunks wrote."""
+        """An incomplete run's progress entry (store/progress.py): the files its committed chunks wrote."""
         return self.progress_entry(run_id) / PROGRESS_FILE
 
     def slice_set_file(self, run_id: str) -> Path:

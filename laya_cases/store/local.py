@@ -72,6 +72,26 @@ class LocalWarehouse(Layout):
             raise UsageError("cannot read %s: %s" % (part, exc.strerror or exc)) from None
         return [part / n for n in sorted(names) if n.endswith(".parquet")]
 
+    def committed_cases(self, run_id: str, columns: List[str], parts: Optional[List[str]] = None
+                        ) -> Dict[str, list]:
+        """Columns of an incomplete run's committed decision rows (or of the named parts of its partition,
+        a shard's): what a resumed writer continues from."""
+        import pyarrow.parquet as pq
+
+        paths = self.case_files(run_id) if parts is None else [self.case_partition(run_id) / n for n in parts]
+        out: Dict[str, list] = {c: [] for c in columns}
+        for path in paths:
+            table = pq.read_table(str(path), columns=columns)
+            for c in columns:
+                out[c].extend(table.column(c).to_pylist())
+        return out
+
+    def committed_slice_sets(self, run_id: str) -> List[Dict[str, object]]:
+        """An incomplete run's committed slice-set rows."""
+        import pyarrow.parquet as pq
+
+        return [s for path in self.slice_set_files(run_id) for s in pq.read_table(str(path)).to_pylist()]
+
     def incomplete_ids(self) -> List[str]:
         """Ids of the incomplete runs, sorted."""
         return run_progress.incomplete_ids(self)

@@ -26,13 +26,13 @@ from typing import Any, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten, shorten_path
 from laya_cases.store.files import commit_lock, ensure_dir, fsync_path, move, write_table
-from laya_cases.store.layout import PARTITION, PROGRESS_FILE, RUN_FILE, is_run_id
+from laya_cases.store.layout import PARTITION, PROGRESS_FILE, RUN_FILE, is_run_id, taken
 from laya_cases.store.leftovers import sweep_staging, writer_alive
 from laya_cases.store import schema
 
 
 FORMAT = "laya-cases-progress/1"
-_PART = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet$")          # part-s<I>-<k>: shard I's (shard_store.py)
+_PART = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet$")          # part-s<I>-<k>: shard I's (store/shards.py)
 _PART_ORTMP = re.compile(r"^part-(s\d{4,}-)?\d{5,}\.parquet(\.tmp)?$")
 _FIELDS = {"format": str, "run_id": str, "writer": str, "rows_committed": int, "parts": list,
            "slice_set_parts": list, "run": dict, "resume": dict}
@@ -237,15 +237,14 @@ def check_owner(staged) -> None:
     before its first chunk, there is none)."""
     wh, rid = staged.warehouse, staged.run_id
     if wh.has_run(rid):
-        raise UsageError("run id %r already exists in warehouse %s" % (rid, wh.root))
+        raise taken(rid, wh.root)
     if staged.chunked:
         entry = read_quiet(wh, rid)
         if entry is None or entry["writer"] != staged.path.name:
             raise UsageError("run %r was taken over by another writer in warehouse %s; this one stops"
                              % (rid, wh.root))
     elif os.path.lexists(wh.progress_file(rid)):
-        raise UsageError("run id %r already exists in warehouse %s (an incomplete run; "
-                         "`laya-cases run ... --resume %s` continues it)" % (rid, wh.root, rid))
+        raise taken(rid, wh.root, " (an incomplete run; `laya-cases run ... --resume %s` continues it)" % rid)
 
 
 def stray_parts(partition: Path, listed: List[str]) -> List[Path]:

@@ -7,7 +7,7 @@ hosts sharing one warehouse directory need no coordinator:
     _progress/run_id=<id>/shards.json              the run's identity, written by the first shard to claim
     _progress/run_id=<id>/shard-<I>-of-<N>.json    shard I's commit record (its parts, rows, run row)
     _progress/run_id=<id>/slice_sets.json          the run's slice sets, one id per combination, shared
-    _progress/run_id=<id>/progress.json            the merged progress entry (run_progress.py) readers use
+    _progress/run_id=<id>/progress.json            the merged progress entry (store/progress.py) readers use
     cases/run_id=<id>/part-s<I>-<k>.parquet        shard I's k-th committed part (names sort by row)
     slice_sets/run_id=<id>/part-00000.parquet      the slice sets, rewritten from slice_sets.json
 

@@ -21,7 +21,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.store import progress as run_progress
 from laya_cases.store.files import TMP, commit_lock, fsync_path, parquet_options, write_table
 from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE,
-                                     SLICE_SET_FILE, Layout, validate_run_id)
+                                     SLICE_SET_FILE, Layout, taken, validate_run_id)
 from laya_cases.store.leftovers import LOCK_FILE, orphan_partitions, sweep_staging
 from laya_cases.store.locks import lock, unlock
 from laya_cases.store.progress import part_name
@@ -36,10 +36,9 @@ def stage(wh: Layout, run_id: str, resume: bool = False) -> Iterator["StagedRun"
     the writer takes over the incomplete run `run_id` (its progress entry: `staged.progress`)."""
     validate_run_id(run_id)
     if wh.has_run(run_id):
-        raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
+        raise taken(run_id, wh.root)
     if not resume and os.path.lexists(wh.progress_file(run_id)):
-        raise UsageError("run id %r already exists in warehouse %s (an incomplete run; `laya-cases run ... "
-                         "--resume %s` continues it)" % (run_id, wh.root, run_id))
+        raise taken(run_id, wh.root, " (an incomplete run; `laya-cases run ... --resume %s` continues it)" % run_id)
     with staging_area(wh, run_id) as staged:
         if resume:
             staged.progress = run_progress.claim(staged)
@@ -120,7 +119,7 @@ class StagedRun:
         self._seen_sets: set = set()
         self.rows_written = 0
         self.committed = False
-        # chunked commits (run_progress.py): the part files committed so far, and whether this writer
+        # chunked commits (store/progress.py): the part files committed so far, and whether this writer
         # owns the run's progress entry (after its first chunk, or once it resumed the run)
         self.parts: List[str] = []
         self.set_parts: List[str] = []
@@ -184,7 +183,7 @@ class StagedRun:
         return name
 
     def commit_chunk(self, run_row: Dict[str, object], rows_committed: int, resume: Dict[str, object]) -> bool:
-        """Make what was written since the last chunk visible as part of an incomplete run (run_progress.py)."""
+        """Make what was written since the last chunk visible as part of an incomplete run (store/progress.py)."""
         return run_progress.commit_chunk(self, run_row, rows_committed, resume)
 
     def release(self) -> None:

@@ -1,5 +1,5 @@
 -- query: case_values -- the distinct qids, tag lists and JSON texts (expected, language, model) of one run's
---        cases: report_json.py renders each once as json.dumps would and hands them to report/case_texts.sql
+--        cases: report/stream.py renders each once as json.dumps would and hands them to report/case_texts.sql
 -- spec: S4.4 (the case fields that repeat across cases)
 -- grain: one row
 -- input: cases

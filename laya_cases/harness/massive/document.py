@@ -25,7 +25,7 @@ from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core.dataset import Row
 from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.store.warehouse import Warehouse
-from laya_cases.store.layout import new_run_id
+from laya_cases.store.layout import check_free, new_run_id
 from laya_cases.harness.massive import import_checks, metrics
 from laya_cases.query.sql import connect
 
@@ -163,8 +163,7 @@ def import_document(wh: Warehouse, path: str, run_id: Optional[str] = None) -> R
     """Commit a harness document's cases as a run of kind `import` (nothing is committed on a bad case)."""
     doc = read(path)
     recorder = RunRecorder(wh, new_run_id() if run_id is None else run_id, path)
-    if wh.has_run(recorder.run_id):
-        raise UsageError("run id %r already exists in warehouse %s" % (recorder.run_id, wh.root))
+    check_free(wh, recorder.run_id)
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
     model = config.get("model") or config.get("checkpoint")       # the model slice, as the run had it
     model = model if isinstance(model, str) else None

@@ -6,24 +6,23 @@ the same into one runner call (S6.12 chunking, `--batch-size`). A runner excepti
 language(s) of that call: the call's rows become error records, the language's later cases are not
 asked, and the language is listed in `config.robustness.failed_languages` (the command exits 1); the
 other languages are kept and committed. A returned vector that is not a distribution (S7.14) is an
-error record for that presentation only.
+error record for that presentation only. The passes run on the run loop of `laya-cases run`
+(RobustnessJob): chunk commits and `resume` as for any run.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
+from laya_cases.core import dataset as D, strict
 from laya_cases.core.errors import UsageError, shorten
-from laya_cases.core import dataset as D
-from laya_cases.core import identity as I
-from laya_cases.run.inference import _Calls, _facts, answered_model, chunks, signature
-from laya_cases.run.load import _load_runner, _versions
-from laya_cases.run.options import RunOptions, check_options
-from laya_cases.core import strict
 from laya_cases.record.recorder import RecordedRun, RunRecorder
+from laya_cases.run.execute import execute as run_execute
+from laya_cases.run.inference import answered_model, chunks, signature
+from laya_cases.run.job import Call, Job
+from laya_cases.run.options import RunOptions
 from laya_cases.store.warehouse import Warehouse
-from laya_cases.store.layout import new_run_id
 from laya_cases.harness.robustness import variants as V
 from laya_cases.harness.robustness.buffer import VariantBuffer, answer_text, variant_case_id
 
@@ -41,11 +40,15 @@ class RobustnessOptions:
     device: Optional[str] = None
     revision: Optional[str] = None
     runner_options: Dict[str, Any] = field(default_factory=dict)
+    resume: bool = False                     # continue the incomplete run `run_id`
+    commit_every: Optional[int] = None       # units (one case in one presentation) between chunk commits
+    commit_seconds: Optional[float] = None
 
     def run_options(self) -> RunOptions:
         return RunOptions(dataset=self.dataset, model=self.model, runner=self.runner, run_id=self.run_id,
-                            batch_size=self.batch_size, device=self.device, revision=self.revision,
-                            runner_options=dict(self.runner_options), on_error="skip")
+                          batch_size=self.batch_size, device=self.device, revision=self.revision,
+                          runner_options=dict(self.runner_options), on_error="skip", resume=self.resume,
+                          commit_every=self.commit_every, commit_seconds=self.commit_seconds)
 
 
 @dataclass
@@ -103,54 +106,73 @@ def plan(source: str, rows: List[D.Row], seed: int) -> List[Case]:
     return cases
 
 
-class _Passes:
-    """The runner calls of the three passes; rows go to the recorder as each call returns."""
+class RobustnessJob(Job):
+    """The three passes on the run loop. A unit is one (pass, case): pass k's call over cases [i, j)
+    is done at k * n + j, so chunk commits, progress and resume count every presentation."""
 
-    def __init__(self, opts: RobustnessOptions, runner: Any, cases: List[Case], recorder: RunRecorder,
-                 clock: Callable[[], float]):
-        self.opts, self.runner, self.cases, self.recorder, self.clock = opts, runner, cases, recorder, clock
-        self.buffer: VariantBuffer = recorder.buffer        # type: ignore[assignment]
-        self.model = opts.model
-        self.batching = bool(opts.batch_size and opts.batch_size > 1 and runner.capabilities.batching)
-        self.calls = _Calls()
-        self.failed: Dict[str, str] = {}
+    kind = "robustness"
+
+    def __init__(self, opts: RobustnessOptions):
+        super().__init__(opts.run_options())
+        self.seed = opts.seed
+        self.failed_languages: Dict[str, str] = {}
         self.not_distributions = 0
 
-    def run(self, progress: Optional[Callable[[int], None]]) -> None:
-        done = 0
-        for k, kind in enumerate(V.KINDS):
-            todo = [c for c in self.cases if c.language not in self.failed]
-            bodies = [c.variants[k].body(c.row.questions[c.qid]) for c in todo]
-            sigs = [signature({c.qid: b}) for c, b in zip(todo, bodies)]
-            for positions in chunks(todo, [None] * len(todo), self.opts.batch_size, self.batching, sigs):
-                chunk = [todo[p] for p in positions if todo[p].language not in self.failed]
-                if chunk:
-                    self._call(chunk, k, {chunk[0].qid: bodies[positions[0]]})
-                done += len(positions)
-                self.recorder.flush()
-                if progress:
-                    progress(done)
+    def check(self) -> None:
+        super().check()
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise UsageError("--seed must be a non-negative integer, got %r" % (self.seed,))
+        if self.opts.shard is not None:
+            raise UsageError("--shard: a robustness run is not sharded")
 
-    def _call(self, chunk: List[Case], k: int, questions: Dict[str, Any]) -> None:
-        call_id = self.calls.add(len(chunk))
-        started = self.clock()
-        try:
-            results = self.runner.predict_batch([c.row.state for c in chunk], questions)
-            if not isinstance(results, list) or len(results) != len(chunk):
-                raise RuntimeError("runner returned %s results for %d states"
-                                   % (len(results) if isinstance(results, list) else type(results).__name__,
-                                      len(chunk)))
-        except Exception as exc:     # noqa: BLE001 -- fails the chunk's languages, the others go on
-            message = "%s: %s" % (type(exc).__name__, exc)
-            call = {"call_id": call_id, "call_ms": None, "chunk_size": len(chunk), "returned": False}
-            for case in chunk:
-                self.failed.setdefault(case.language, message[:200])
-                self._error(case, k, message, call)
-            return
-        call = {"call_id": call_id, "call_ms": (self.clock() - started) * 1000.0, "chunk_size": len(chunk),
-                "returned": True}
-        for case, result in zip(chunk, results):
-            self._returned(case, k, result if isinstance(result, dict) else {}, call)
+    def check_rows(self, rows: List[D.Row]) -> None:
+        strict.refuse_errors(self.opts.dataset, [_labelled_probe(row) for row in rows])
+        self.cases = plan(self.opts.dataset, rows, self.seed)
+
+    def identity(self) -> Dict[str, Any]:
+        return {"robustness": {"seed": self.seed, "kinds": list(V.KINDS)}}
+
+    def new_buffer(self) -> VariantBuffer:
+        return VariantBuffer()
+
+    def units(self) -> int:
+        return len(self.cases) * len(V.KINDS)
+
+    def restore(self, entry: Optional[Dict[str, Any]], recorder: RunRecorder) -> int:
+        """Also the failed languages, the S7.14 count and every committed baseline's case id (the parent)."""
+        done = super().restore(entry, recorder)
+        if entry is not None:
+            block = self.committed_config(entry).get("robustness") or {}
+            self.failed_languages = dict(block.get("failed_languages") or {})
+            self.not_distributions = int(block.get("not_a_distribution") or 0)
+            rows = recorder.wh.committed_cases(recorder.run_id, ["row_index", "variant", "case_id"])
+            parents = {i: c for i, v, c in zip(rows["row_index"], rows["variant"], rows["case_id"]) if v == V.KINDS[0]}
+            for case in self.cases:
+                case.parent = parents.get(case.row.index, case.parent)
+        return done
+
+    def plan(self) -> Iterator[Call]:
+        """Pass by pass, S6.12 chunks of cases whose presented question is the same; a language that
+        failed is not asked again (its cases leave the later calls)."""
+        n = len(self.cases)
+        for k in range(len(V.KINDS)):
+            bodies = [c.variants[k].body(c.row.questions[c.qid]) for c in self.cases]
+            sigs = [signature({c.qid: b}) for c, b in zip(self.cases, bodies)]
+            for positions in chunks(self.cases, [None] * n, self.opts.batch_size, self.batch_form is not None, sigs):
+                chunk = [self.cases[p] for p in positions if self.cases[p].language not in self.failed_languages]
+                first = self.cases[positions[0]]
+                yield Call([(c, k) for c in chunk], [c.row for c in chunk], {first.qid: bodies[positions[0]]},
+                           k * n + positions[-1] + 1)
+
+    def kwargs(self, call: Call) -> Dict[str, Any]:
+        return {}
+
+    def failed(self, recorder: RunRecorder, call: Call, exc: Exception, made: Dict[str, Any]) -> None:
+        """A runner exception fails the call's languages; the other languages go on."""
+        message = "%s: %s" % (type(exc).__name__, exc)
+        for case, k in call.items:
+            self.failed_languages.setdefault(case.language, message[:200])
+            self._error(recorder, case, k, message, made)
 
     def _extra(self, case: Case, k: int) -> Dict[str, Any]:
         variant = case.variants[k]
@@ -160,33 +182,47 @@ class _Passes:
             extra.update(parent_case_id=case.parent, case_id=variant_case_id(case.parent or "", variant.kind))
         return extra
 
-    def _error(self, case: Case, k: int, message: str, call: Dict[str, Any]) -> None:
-        self.buffer.add_variant_error(case.row, message, qid=case.qid, qid_pos=0, model=self.model, call=call,
-                                      extra=self._extra(case, k))
+    def _error(self, recorder: RunRecorder, case: Case, k: int, message: str, made: Dict[str, Any]) -> None:
+        buffer: VariantBuffer = recorder.buffer          # type: ignore[assignment]
+        buffer.add_variant_error(case.row, message, qid=case.qid, qid_pos=0, model=self.opts.model, call=made,
+                                 extra=self._extra(case, k))
         if k == 0:
-            case.parent = self.buffer.last_case_id
+            case.parent = buffer.last_case_id
 
-    def _returned(self, case: Case, k: int, result: Dict[str, Any], call: Dict[str, Any]) -> None:
+    def returned(self, recorder: RunRecorder, item: Any, row: D.Row, result: Dict[str, Any],
+                 made: Dict[str, Any]) -> None:
+        """The presented answer read back in canonical option order (S7.14), or an error record."""
+        case, k = item
         answers = result.get("answers") if isinstance(result.get("answers"), dict) else {}
         answer = answers.get(case.qid)
         if not isinstance(answer, dict):
-            return self._error(case, k, "missing answer", call)
+            return self._error(recorder, case, k, "missing answer", made)
         variant = case.variants[k]
         try:
             canonical = V.canonical_answer(answer, variant, case.keys)
         except V.NotADistribution as exc:
             self.not_distributions += 1
-            return self._error(case, k, "S7.14: %s" % exc, call)
-        extra = dict(_facts(result, case.qid), **self._extra(case, k))
+            return self._error(recorder, case, k, "S7.14: %s" % exc, made)
+        extra = dict(self.facts(row, result, case.qid), **self._extra(case, k))
         extra["answer_json"] = answer_text(answer)
         if "logits" in extra:
             extra["logits"] = V.canonical_logits(extra["logits"], variant)
-        model = self.model or answered_model(result)
-        self.recorder.add_answers(case.row, {case.qid: canonical}, model=model, call=call,
-                                  field="runner answer", missing=lambda pos, qid: None,
-                                  extra=lambda qid: extra)
+        model = self.opts.model or answered_model(result)
+        recorder.add_answers(case.row, {case.qid: canonical}, model=model, call=made,
+                             field="runner answer", missing=lambda pos, qid: None,
+                             extra=lambda qid: extra)
         if k == 0:
-            case.parent = self.buffer.last_case_id
+            case.parent = recorder.buffer.last_case_id        # type: ignore[attr-defined]
+
+    def config(self) -> Dict[str, Any]:
+        return dict(super().config(), robustness={
+            "schema": SCHEMA, "seed": self.seed, "kinds": list(V.KINDS),
+            "failed_languages": dict(sorted(self.failed_languages.items())),
+            "not_a_distribution": self.not_distributions, "calls": self.calls.chunks,
+            "batch_size": self.opts.batch_size})
+
+    def settings(self) -> Dict[str, Any]:
+        return dict(super().settings(), seed=self.seed)
 
 
 def execute(wh: Warehouse, opts: RobustnessOptions, *, runner: Any = None,
@@ -194,38 +230,4 @@ def execute(wh: Warehouse, opts: RobustnessOptions, *, runner: Any = None,
             progress: Optional[Callable[[int], None]] = None,
             on_loaded: Optional[Callable[[int], None]] = None) -> RecordedRun:
     """Ask every case in its three presentations and commit one run; returns its id and counts."""
-    run_opts = opts.run_options()
-    check_options(run_opts)
-    if isinstance(opts.seed, bool) or not isinstance(opts.seed, int) or opts.seed < 0:
-        raise UsageError("--seed must be a non-negative integer, got %r" % (opts.seed,))
-    run_id = opts.run_id or new_run_id()
-    if wh.has_run(run_id):
-        raise UsageError("run id %s already exists in warehouse %s" % (shorten(repr(run_id)), wh.root))
-    rows = D.load(opts.dataset)
-    strict.refuse_errors(opts.dataset, [_labelled_probe(row) for row in rows])
-    cases = plan(opts.dataset, rows, opts.seed)
-    recorder = RunRecorder(wh, run_id, opts.dataset)
-    recorder.buffer = VariantBuffer()
-    for row in rows:
-        recorder.note_row(row)
-    loaded = _load_runner(run_opts, rows, runner)
-    if on_loaded:
-        on_loaded(len(cases) * len(V.KINDS))
-    passes = _Passes(opts, loaded, cases, recorder, clock)
-    dataset_sha = I.file_sha256(opts.dataset)
-    info = loaded.info
-    with recorder.staging():
-        passes.run(progress)
-        config = {"dataset": opts.dataset, "model": opts.model, "device": opts.device,
-                  "dataset_sha256": dataset_sha, "revisions": {info.model_id: info.revision},
-                  "robustness": {"schema": SCHEMA, "seed": opts.seed, "kinds": list(V.KINDS),
-                                 "failed_languages": dict(sorted(passes.failed.items())),
-                                 "not_a_distribution": passes.not_distributions,
-                                 "calls": passes.calls.chunks, "batch_size": opts.batch_size}}
-        settings = dict(info.settings, runner=info.runner, model_id=info.model_id, model_revision=info.revision,
-                        device=info.device, seed=opts.seed, batch_size=opts.batch_size,
-                        runner_options=dict(opts.runner_options), runner_requested=opts.runner,
-                        versions=_versions())
-        return recorder.commit(kind="robustness", dataset=opts.dataset, dataset_sha256=dataset_sha,
-                               runner=info.runner, model_id=info.model_id, model_revision=info.revision,
-                               config=config, settings=settings)
+    return run_execute(wh, RobustnessJob(opts), runner=runner, clock=clock, progress=progress, on_loaded=on_loaded)

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from laya_cases.core.errors import UsageError
 from laya_cases.core import dataset as D
-from laya_cases.run import execute as run_mod
-from laya_cases.run.options import RunOptions, check_options
+from laya_cases.run.execute import execute as run_execute
+from laya_cases.run.job import Job
+from laya_cases.run.options import RunOptions
 from laya_cases.record.recorder import RecordedRun
 from laya_cases.runners import registry
 from laya_cases.runners.base import Runner
@@ -69,6 +70,51 @@ def _checkpoint_id(runner: Runner) -> str:
     return "%s@%s" % (info.model_id, info.revision) if info.revision else str(info.model_id)
 
 
+class ShortlistJob(Job):
+    """`laya-cases shortlist` on the run loop: the decision runner behind a NarrowingRunner, and the
+    shortlist (or tournament) block in the config."""
+
+    def __init__(self, opts: ShortlistOptions, embed: Optional[Callable[[Sequence[str]], Any]],
+                 embedder_id: Optional[str]):
+        super().__init__(RunOptions(dataset=opts.dataset, model=opts.model, run_id=opts.run_id, device=opts.device))
+        self.shortlist, self.embed, self.embedder_id = opts, embed, embedder_id
+
+    def check(self) -> None:
+        R.check_group_size(self.shortlist.group_size)    # checked with or without --tournament: a bad value is a mistake
+        if not self.shortlist.tournament:
+            R.check_k(self.shortlist.k)
+        super().check()
+
+    def check_rows(self, rows: List[D.Row]) -> None:
+        R.check_rows(self.opts.dataset, rows)
+        super().check_rows(rows)
+
+    def identity(self) -> Dict[str, Any]:
+        o = self.shortlist
+        return {"shortlist": {"k": None if o.tournament else o.k, "embedder": o.embedder, "tournament": o.tournament,
+                              "group_size": o.group_size if o.tournament else None}}
+
+    def load(self, rows: List[D.Row], every: List[D.Row], runner: Optional[Runner],
+             clock: Callable[[], float]) -> None:
+        """Load the decision runner (and the embedder), then narrow its options on every row."""
+        o = self.shortlist
+        inner = runner if runner is not None else registry.load(o.model, device=o.device)
+        if not o.tournament and self.embed is None:
+            self.embed, self.embedder_id = load_embedder(o.embedder, o.device)
+        if not o.tournament and (not isinstance(self.embedder_id, str) or not self.embedder_id.strip()):
+            raise UsageError("the embedder id must be a non-blank string")
+        self.checkpoint_id = _checkpoint_id(inner)
+        self.wrapper = NarrowingRunner(inner, every, k=None if o.tournament else o.k, embed=self.embed,
+                                       group_size=o.group_size if o.tournament else None,
+                                       embedder_id=self.embedder_id)
+        super().load(rows, every, self.wrapper, clock)
+
+    def config(self) -> Dict[str, Any]:
+        config = super().config()
+        self.wrapper.config_block(config, self.checkpoint_id, self.embedder_id)
+        return config
+
+
 def execute(wh: Warehouse, opts: ShortlistOptions, *, runner: Optional[Runner] = None,
             embed: Optional[Callable[[Sequence[str]], Any]] = None, embedder_id: Optional[str] = None,
             clock: Callable[[], float] = time.perf_counter,
@@ -78,24 +124,5 @@ def execute(wh: Warehouse, opts: ShortlistOptions, *, runner: Optional[Runner] =
 
     `runner`, `embed` and `embedder_id` replace the loading by name (tests, scripted doubles).
     """
-    R.check_group_size(opts.group_size)          # checked with or without --tournament: a bad value is a mistake
-    if not opts.tournament:
-        R.check_k(opts.k)
-    run_opts = RunOptions(dataset=opts.dataset, model=opts.model, run_id=opts.run_id, device=opts.device)
-    check_options(run_opts)
-    if opts.run_id is not None and wh.has_run(opts.run_id):
-        raise UsageError("run id %r already exists in warehouse %s" % (opts.run_id, wh.root))
-    rows = D.load(opts.dataset)
-    R.check_rows(opts.dataset, rows)
-    if runner is None:
-        runner = registry.load(opts.model, device=opts.device)
-    if not opts.tournament and embed is None:
-        embed, embedder_id = load_embedder(opts.embedder, opts.device)
-    if not opts.tournament and (not isinstance(embedder_id, str) or not embedder_id.strip()):
-        raise UsageError("the embedder id must be a non-blank string")
-    checkpoint = _checkpoint_id(runner)
-    wrapper = NarrowingRunner(runner, rows, k=None if opts.tournament else opts.k,
-                              embed=embed, group_size=opts.group_size if opts.tournament else None,
-                              embedder_id=embedder_id)
-    return run_mod.execute(wh, run_opts, runner=wrapper, clock=clock, progress=progress, on_loaded=on_loaded,
-                           extend_config=lambda config: wrapper.config_block(config, checkpoint, embedder_id))
+    return run_execute(wh, ShortlistJob(opts, embed, embedder_id), runner=runner, clock=clock, progress=progress,
+                       on_loaded=on_loaded)

@@ -2,7 +2,7 @@
 
 An answers file is a labelled dataset (S1) whose rows also carry `"answers": {qid: answer}` in the
 reference answer shape (S2.4) and optionally `"latency_ms"`. Every row is validated while it is
-streamed into the run's staging area (record.py); the first bad row aborts with a one-line error
+streamed into the run's staging area (record/recorder.py); the first bad row aborts with a one-line error
 naming file:line and field, and nothing is committed.
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
            progress: Optional[Callable[[int], None]] = None, bulk: Optional[bool] = None) -> RecordedRun:
     """Commit the answers file as a run of kind `ingest`; `--dataset` pins its rows and bytes.
 
-    Without `--dataset`, canonical lines are read column-wise (ingest_bulk.py) when `bulk` is True, or
+    Without `--dataset`, canonical lines are read column-wise (record/ingest/bulk.py) when `bulk` is True, or
     (None) when the file has BULK_MIN_BYTES or more: the column-wise path costs a fixed ~80 ms to set
     up, which a small file does not win back. The stored rows are the same either way
     (tests/test_ingest_bulk.py compares them cell by cell)."""

@@ -1,11 +1,11 @@
 """Column-wise `ingest`: an answers file read in blocks, canonical lines through learned templates
-(ingest_template.py, ingest_columns.py), every other line through the per-row path (ingest.py).
+(record/ingest/template.py, record/ingest/columns.py), every other line through the per-row path (record/ingest/answers.py).
 
 Both paths feed one ordered stream: per block, the template rows and the per-row rows are merged in
 line order before the order-dependent facts are assigned (case-id repeat numbers, slice-set ids, the
 labelled-rows digest), and the decision rows reach the staging area in the same batches the per-row
 path would have flushed. Memory holds two blocks (BLOCK_BYTES; the next one is parsed on a thread)
-plus the batch being filled, and the run's case digests at 10 bytes each (ingest_ids.py).
+plus the batch being filled, and the run's case digests at 10 bytes each (record/ingest/ids.py).
 
 A file that is not valid UTF-8 or holds a carriage return is read by the per-row path from its start
 (`Fallback`), so its errors and line numbers are that path's.

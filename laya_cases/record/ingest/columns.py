@@ -1,6 +1,6 @@
-"""The decision columns of the lines one template matched, column-wise (ingest_template.py).
+"""The decision columns of the lines one template matched, column-wise (record/ingest/template.py).
 
-Each function mirrors a per-row rule of decisions.py / answers.py / ingest.py for the leaf types the
+Each function mirrors a per-row rule of decisions.py / answers.py / record/ingest/answers.py for the leaf types the
 template fixes; a shape whose per-row reading could raise, or that these functions do not mirror,
 raises Unsupported when the template is learned (build() over zero lines), so its lines go through
 the per-row path and its errors are the per-row path's errors.

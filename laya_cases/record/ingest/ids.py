@@ -1,4 +1,4 @@
-"""Case ids for the column-wise `ingest` (ingest_bulk.py), computed and numbered in bulk.
+"""Case ids for the column-wise `ingest` (record/ingest/bulk.py), computed and numbered in bulk.
 
 A case id is `blake2b-80(<state JSON> NUL <qid> NUL <question body JSON>)` in lowercase hex, and the
 n-th case of a run with the same digest gets `#n` (decisions.case_digest / DecisionBuffer._number:

@@ -1,4 +1,4 @@
-"""Answers lines in canonical form, read column-wise: the fast path of `ingest` (ingest_bulk.py).
+"""Answers lines in canonical form, read column-wise: the fast path of `ingest` (record/ingest/bulk.py).
 
 A line is *canonical* when it is exactly what `json.dumps(value, ensure_ascii=False)` writes for
 the value it parses to (separators `, ` and `: `, Python's float repr, Python's string escapes).
@@ -10,7 +10,7 @@ text equals the line byte for byte are read this way: for them the parsed values
 `json.loads` returns, and every stored JSON text is a slice of the line. Every other line (another
 shape, a float not in repr form, an escape Python would not write, NaN, a huge int, duplicate keys,
 blank and comment lines) goes through the per-row path, as do all lines of a template whose shape the
-column-wise reading does not cover (ingest_columns.py raises Unsupported when it is learned).
+column-wise reading does not cover (record/ingest/columns.py raises Unsupported when it is learned).
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from laya_cases.store.delta import tables as delta
 from laya_cases.store.delta.url import check_warehouse, parse
 from laya_cases.store.files import write_table
 from laya_cases.store.kind import require
-from laya_cases.store.layout import CASE_FILE, unknown_run_message, validate_run_id
+from laya_cases.store.layout import CASE_FILE, check_free, taken, unknown_run_message, validate_run_id
 from laya_cases.store.local import LocalWarehouse, derived_views
 from laya_cases.store.write import StagedRun
 
@@ -147,8 +147,7 @@ def _stage(wh: DeltaTables, run_id: str, resume: bool) -> Iterator["DeltaStagedR
     if resume:
         raise UsageError("--resume continues a run committed in chunks, which only a local warehouse "
                          "directory keeps; %s commits each run whole" % wh.root)
-    if wh.has_run(run_id):
-        raise UsageError("run id %r already exists in warehouse %s" % (run_id, wh.root))
+    check_free(wh, run_id)
     path = Path(tempfile.mkdtemp(prefix="laya-cases-%s." % run_id))
     staged = None
     try:
@@ -179,14 +178,12 @@ class DeltaStagedRun(StagedRun):
         self.write_set_part(force=True)
         wh: DeltaTables = self.warehouse      # type: ignore[assignment]
         loc, rid = wh.location, self.run_id
-        if wh.has_run(rid):
-            raise UsageError("run id %r already exists in warehouse %s" % (rid, wh.root))
+        check_free(wh, rid)
         delta.ensure_tables(loc)
         delta.append(loc, "cases", _files(self.cases_path), rid, self.writer_id)
         delta.append(loc, "slice_sets", _files(self.sets_path), rid, self.writer_id)
         if not delta.commit_runs_row(loc, dict(run_row, run_id=rid), self.writer_id):      # the commit point
-            raise UsageError("run id %r already exists in warehouse %s (another writer committed it first; "
-                             "this writer's rows are not visible)" % (rid, wh.root))
+            raise taken(rid, wh.root, " (another writer committed it first; this writer's rows are not visible)")
         self.committed = True
 
 
