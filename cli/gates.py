@@ -22,12 +22,13 @@ from laya_cases_cli.options import _REPORT_PARAMS, JUNIT, SUMMARY, WAREHOUSE
 _ENGINE = {name: option for name, _, option in _REPORT_PARAMS if name in ("engine", "spark_master")}
 
 def prepare_gate(request: Optional[G.GateRequest], wh=None, options=None, *,
-                 early_baseline: bool = False) -> Optional[G.Gate]:
+                 early_baseline: bool = False, session=None) -> Optional[G.Gate]:
     """S6.8, first steps (policy, relative rule without --baseline, pairs); None without gate flags.
-    Raises UsageError."""
+    A baseline run is read through `session` (report.session.ReportSession) when it holds it. Raises
+    UsageError."""
     if request is None:
         return None
-    return G.prepare(request, wh, options, early_baseline=early_baseline)
+    return G.prepare(request, wh, options, early_baseline=early_baseline, session=session)
 
 
 class Verdict(list):
@@ -36,10 +37,10 @@ class Verdict(list):
     details: List[str] = []
 
 
-def judge(gate: G.Gate, doc: Dict[str, Any], wh=None, options=None) -> Verdict:
+def judge(gate: G.Gate, doc: Dict[str, Any], wh=None, options=None, session=None) -> Verdict:
     """S6.8 after evaluation: thresholds, baseline (deltas printed now), comparability, policy; the
     --junit / --summary files written. Raises UsageError (e.g. an unreadable baseline)."""
-    result = gate.judge(doc, wh, options)
+    result = gate.judge(doc, wh, options, session)
     for line in G.delta_lines(result.deltas):
         console.out(line)
     run = doc.get("extensions", {}).get("run", {}).get("run_id", "?")

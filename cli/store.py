@@ -138,9 +138,12 @@ def report(
     """
     from laya_cases_cli.gates import prepare_gate     # here, not at the top: `runs` needs no gate (pyarrow)
 
+    from laya_cases.report.session import ReportSession
+
     options = report.options()
     wh = warehouse_of(warehouse)
-    checked = prepare_gate(gate, wh, options)
+    session = ReportSession(wh, run_id, options, gate.baseline if gate is not None else None)
+    checked = prepare_gate(gate, wh, options, session=session)
     if checked is not None and not allow_partial and wh.run_state(run_id) == "incomplete":
         raise UsageError("%s; a gate needs a complete run (--allow-partial judges the committed rows)"
                          % wh.incomplete_note(run_id))
@@ -148,39 +151,43 @@ def report(
     if wh.incomplete_note(run_id):
         console.note("note: %s; this report covers the committed rows only%s" % (
             wh.incomplete_note(run_id), "; gates judged on them (--allow-partial)" if checked is not None else ""))
-    emit_report(wh, run_id, report, options, gate=checked)
+    emit_report(wh, run_id, report, options, gate=checked, session=session)
 
 
-def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gate=None, quiet: bool = False) -> dict:
+def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gate=None, quiet: bool = False,
+                session=None) -> dict:
     """Build a committed run's report, print it as the reference prints (S4.5) or as tables, write
-    JSON/Markdown. With a prepared `gate` (cli/gates.py) it is judged before printing (S6.8) and a
-    failure exits 1."""
+    JSON/Markdown/HTML, all through one report session (one connection to the store). With a prepared
+    `gate` (cli/gates.py) it is judged before printing (S6.8) and a failure exits 1."""
     from laya_cases.report import build as R
     from laya_cases.report import stream as report_json
-    from laya_cases.report.request import build_report
+    from laya_cases.report.session import ReportSession
     from laya_cases_cli.gates import finish, judge
     from laya_cases_cli.progress import StepProgress
 
+    if session is None:
+        session = ReportSession(wh, run_id, options, gate.baseline_ref if gate is not None else None)
     with StepProgress(quiet=quiet) as bars:   # a bar on a terminal's stderr, gone before anything is printed
-        options = dataclasses.replace(options, phase=bars.phases("report"))
+        session.options = dataclasses.replace(options, phase=bars.phases("report"))
         if options.bootstrap:
-            options = dataclasses.replace(options, progress=bars.step("bootstrap", "replicates"))
-        doc, warnings = build_report(wh, run_id, options, with_cases=gate is not None)   # a gate reads cases
+            session.options = dataclasses.replace(session.options, progress=bars.step("bootstrap", "replicates"))
+        doc, warnings = session.document(with_cases=gate is not None)   # a gate reads cases
     for line in warnings:
         console.note(line)
     for line in doc["extensions"]["run"].get("import_notes") or ():    # an imported log says what it lacks
         console.note("note: " + line)
-    failures = judge(gate, doc, wh, options) if gate is not None else []
+    failures = judge(gate, doc, wh, options, session) if gate is not None else []
     if not (request.json_to_stdout or quiet):
         console.print_report(doc, request.slices, request.view)     # the files are the same for every view
     if request.json_out is not None:            # cases streamed from the store, not from `doc`
         with StepProgress(quiet=request.json_to_stdout and console.stdout_is_terminal()) as bars:
             report_json.save(str(request.json_out), doc, wh, run_id, options.score_within,
-                             with_cases=not request.no_cases, progress=bars.step("report JSON", "cases"))
+                             with_cases=not request.no_cases, progress=bars.step("report JSON", "cases"),
+                             con=session.duckdb if not request.no_cases else None)
     write_text(request.markdown_out, R.markdown(doc), "markdown report")
     if request.html_out is not None:           # self-contained HTML (laya_cases/html, docs/html.md)
         from laya_cases.views.html.files import save_report
-        save_report(request.html_out, wh, run_id, doc)
+        save_report(request.html_out, wh, run_id, doc, session.duckdb)
     finish(failures)
     return doc
 

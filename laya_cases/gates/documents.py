@@ -58,8 +58,9 @@ def _tagged(document: Dict[str, Any], source: str) -> Document:
     return tagged
 
 
-def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
-    """A report JSON file, else a run id in the warehouse (its report is built from the store)."""
+def resolve_report(ref: str, wh=None, options=None, session=None) -> Dict[str, Any]:
+    """A report JSON file, else a run id in the warehouse (its report is built from the store, through
+    the report session's connection when it holds that run)."""
     from laya_cases.report import build as R
     from laya_cases.store.layout import validate_run_id
 
@@ -74,6 +75,8 @@ def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
             wh.require_run(run_id)                # refused, named as incomplete (how to finish it)
         raise UsageError("cannot read report %s: no such file, and no run with that id in warehouse %s"
                          % (shorten(repr(ref)), wh.root))
+    if session is not None and session.holds(run_id):
+        return _tagged(session.baseline_report(run_id), "run %s" % shorten(repr(ref)))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases
     from laya_cases.query import engines
     engine, master = engines.of(options)          # the engine that builds the candidate builds this one too

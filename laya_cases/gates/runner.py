@@ -78,12 +78,12 @@ class Gate:
     junit: Optional[str] = None
     summary: Optional[str] = None
 
-    def judge(self, doc: Dict[str, Any], wh=None, options=None) -> GateResult:
+    def judge(self, doc: Dict[str, Any], wh=None, options=None, session=None) -> GateResult:
         """S6.8 after evaluation: record thresholds, check them, load the baseline if not yet, compare,
         comparability, policy. Mutates doc (config.thresholds, config.gate_policy, extensions.gate);
         raises UsageError (a bad baseline) before anything is printed or written."""
         if self.baseline_ref and self.baseline is None:
-            self.baseline = check_baseline(resolve_report(self.baseline_ref, wh, options))
+            self.baseline = check_baseline(resolve_report(self.baseline_ref, wh, options, session))
         config = doc.setdefault("config", {})
         if self.policy is not None:
             config["gate_policy"] = self.policy
@@ -110,7 +110,8 @@ class Gate:
         return result
 
 
-def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool = False) -> Optional[Gate]:
+def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool = False,
+            session=None) -> Optional[Gate]:
     """S6.8 before anything is loaded or run: the policy is validated, a relative policy needs
     --baseline, --tolerance needs --baseline, the pairs parse; the baseline is loaded (and its shape
     checked, S6.4 steps 1-2) now only with a policy or `early_baseline`, for a command that would
@@ -132,7 +133,7 @@ def prepare(request: GateRequest, wh=None, options=None, *, early_baseline: bool
     if gate.tolerances and not request.baseline:
         raise UsageError("--tolerance is the allowed drift from --baseline; pass --baseline")
     if request.baseline and (policy is not None or early_baseline):
-        gate.baseline = check_baseline(resolve_report(request.baseline, wh, options))
+        gate.baseline = check_baseline(resolve_report(request.baseline, wh, options, session))
     return gate
 
 

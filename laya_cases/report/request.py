@@ -1,13 +1,10 @@
 """A report as a command asks for it: the report flags (shared by `report` and `run`) checked once,
-and a committed run's document built with the warnings that go beside it (S3.7)."""
+and the warnings that go beside a document (S3.7; session.py builds it)."""
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
-
-import duckdb
 
 from laya_cases.core.errors import UsageError
 from laya_cases.query import engines
@@ -50,19 +47,6 @@ class ReportRequest:
         if self.view not in VIEWS:
             raise UsageError("--view must be text or table, got %r" % self.view)
         return options
-
-
-def build_report(wh, run_id: str, options: R.Options, *, with_cases: bool) -> Tuple[Dict[str, Any], List[str]]:
-    """(document, warnings) of a committed run. The case list is the big part of a report: build it
-    only `with_cases` (for the JSON file or a gate that reads it). Raises UsageError."""
-    options = dataclasses.replace(options, include_cases=with_cases)
-    try:
-        con = engines.connect(wh, [run_id], options.engine, options.spark_master)
-        doc = R.build(con, run_id, options)
-        return doc, score_within_warnings(con, run_id, doc, options)
-    except duckdb.Error as exc:          # a page that does not decode: the footer check cannot see it
-        raise UsageError("cannot read run %r: %s (see `laya-cases check`)"
-                         % (run_id, str(exc).splitlines()[0])) from None
 
 
 def score_within_warnings(con, run_id: str, doc: Dict[str, Any], options: R.Options) -> List[str]:

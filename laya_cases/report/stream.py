@@ -321,16 +321,17 @@ def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnect
 
 def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequence[float], *,
          with_cases: bool = True, progress: Optional[Callable[[int, int], None]] = None,
-         strict_json: bool = False) -> None:
+         strict_json: bool = False, con: Optional[duckdb.DuckDBPyConnection] = None) -> None:
     """Write the report JSON to the file `target`, or to stdout (UTF-8, one newline after) for "-";
-    the cases streamed from the run's partition unless not `with_cases` (then `"cases": []`).
-    `progress(done, total)` is called per batch of cases. Raises UsageError."""
+    the cases streamed from the run's partition (through `con`, a report session's, else a connection
+    of its own) unless not `with_cases` (then `"cases": []`). `progress(done, total)` is called per
+    batch of cases. Raises UsageError."""
     import sys
 
     from laya_cases.core.errors import UsageError
 
     try:
-        con = connect(wh, [run_id]) if with_cases else None
+        con = (con if con is not None else connect(wh, [run_id])) if with_cases else None
         if con is not None and not os.environ.get(sqlfiles.MEMORY_ENV):
             con.execute("SET memory_limit = '%s'" % STREAM_MEMORY)     # the sort spills; RSS stays small
         if target == "-":
