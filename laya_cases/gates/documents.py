@@ -7,6 +7,9 @@ from typing import Any, Dict, List, Optional
 from laya_cases.core.errors import UsageError
 from laya_cases.core import jsontext
 from laya_cases.core.errors import shorten, shorten_path
+from laya_cases.query import engines
+from laya_cases.report import build as R
+from laya_cases.store.layout import validate_run_id
 
 
 IDENTITY_KEYS = ("schema", "dataset_sha256", "questions_sha256")
@@ -60,9 +63,6 @@ def _tagged(document: Dict[str, Any], source: str) -> Document:
 
 def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
     """A report JSON file, else a run id in the warehouse (its report is built from the store)."""
-    from laya_cases.report import build as R
-    from laya_cases.store.layout import validate_run_id
-
     try:
         run_id = validate_run_id(ref)
     except UsageError:                            # a path, not a run id: the file's own error
@@ -75,7 +75,6 @@ def resolve_report(ref: str, wh=None, options=None) -> Dict[str, Any]:
         raise UsageError("cannot read report %s: no such file, and no run with that id in warehouse %s"
                          % (shorten(repr(ref)), wh.root))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases
-    from laya_cases.query import engines
     engine, master = engines.of(options)          # the engine that builds the candidate builds this one too
     built = R.build(engines.connect(wh, [ref], engine, master), ref,
                     R.Options(score_within=getattr(options, "score_within", ())))
