@@ -12,7 +12,7 @@ from laya_cases.query import catalogue
 from laya_cases.query import sql as sqlfiles
 from laya_cases.gates.documents import coverage_definition_conflict, named, source_of
 from laya_cases.gates.tables import number, register
-from laya_cases.query.reference_order import reference_order_values
+from laya_cases.query.reference_order import FUNCTIONS, reference_order_values
 
 
 def metric_map(values: Any, label: str, *, allow_empty: bool = False) -> Dict[str, Any]:
@@ -64,7 +64,6 @@ def tolerance_map(tolerances: Any) -> Dict[str, Any]:
 
 def order_dependent() -> Tuple[str, ...]:
     """The metrics the reference sums in case order (`-- order_dependent: yes`), that we can re-sum so."""
-    from laya_cases.query.reference_order import FUNCTIONS
     return tuple(m for m in catalogue.order_dependent() if m in FUNCTIONS)
 
 

@@ -7,6 +7,9 @@ from typing import Any, Dict, List, Optional
 from laya_cases.core.errors import UsageError
 from laya_cases.core import jsontext
 from laya_cases.core.errors import shorten, shorten_path
+from laya_cases.query import engines
+from laya_cases.report import build as R
+from laya_cases.store.layout import validate_run_id
 
 
 IDENTITY_KEYS = ("schema", "dataset_sha256", "questions_sha256")
@@ -61,9 +64,6 @@ def _tagged(document: Dict[str, Any], source: str) -> Document:
 def resolve_report(ref: str, wh=None, options=None, session=None) -> Dict[str, Any]:
     """A report JSON file, else a run id in the warehouse (its report is built from the store, through
     the report session's connection when it holds that run)."""
-    from laya_cases.report import build as R
-    from laya_cases.store.layout import validate_run_id
-
     try:
         run_id = validate_run_id(ref)
     except UsageError:                            # a path, not a run id: the file's own error
@@ -78,7 +78,6 @@ def resolve_report(ref: str, wh=None, options=None, session=None) -> Dict[str, A
     if session is not None and session.holds(run_id):
         return _tagged(session.baseline_report(run_id), "run %s" % shorten(repr(ref)))
     # only what a baseline compares: the published metrics (score_within adds some) and the cases
-    from laya_cases.query import engines
     engine, master = engines.of(options)          # the engine that builds the candidate builds this one too
     built = R.build(engines.connect(wh, [ref], engine, master), ref,
                     R.Options(score_within=getattr(options, "score_within", ())))

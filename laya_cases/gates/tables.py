@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from laya_cases.query import sql as sqlfiles
+from laya_cases.query.engines import connect_tables
 from laya_cases.gates.inputs import DIMENSIONS, finite_number
 
 
@@ -32,7 +33,6 @@ def register(con: duckdb.DuckDBPyConnection, name: str, columns: Dict[str, Tuple
 def connect(engine: str = "duckdb", master: Optional[str] = None) -> duckdb.DuckDBPyConnection:
     """An empty connection for the gate tables: DuckDB in memory, or another engine's (laya_cases/engines)."""
     if engine != "duckdb":
-        from laya_cases.query.engines import connect_tables
         return connect_tables(engine, master)
     con = duckdb.connect()
     sqlfiles.prepare_connection(con)

@@ -10,6 +10,8 @@ import os
 from typing import List, Optional
 
 from laya_cases.core.errors import UsageError
+from laya_cases.harness.massive import document
+from laya_cases.imports import inspect_log, lmeval
 from laya_cases.imports.common import ImportResult, commit_all
 
 FORMATS = ("lm-eval", "inspect", "harness", "laya-evals")
@@ -17,8 +19,6 @@ FORMATS = ("lm-eval", "inspect", "harness", "laya-evals")
 
 def detect(path: str) -> str:
     """The format of `path` from its files: lm-eval results/samples, an inspect log, else a harness document."""
-    from laya_cases.imports import lmeval
-
     if not os.path.exists(path):
         return "harness"                        # its reader names the missing file, as before
     if os.path.isdir(path):
@@ -56,17 +56,11 @@ def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] 
     if fmt not in FORMATS:
         raise UsageError("--format must be one of %s, got %r" % (", ".join(FORMATS), fmt))
     if fmt in ("harness", "laya-evals"):
-        from laya_cases.harness.massive import document
-
         recorded = document.import_document(wh, path, run_id)
         return [ImportResult(recorded.run_id, recorded.n_cases, False, [])]
     if fmt == "lm-eval":
-        from laya_cases.imports import lmeval
-
         sets = [lmeval.Results(p, norm, item_id) for p in lmeval.results_files(path)]
     else:
-        from laya_cases.imports import inspect_log
-
         sets = inspect_log.logs(path)
     ids = [run_id if run_id is None or len(sets) == 1 else "%s-%d" % (run_id, i + 1) for i in range(len(sets))]
     return commit_all(wh, [(one.source, one.rows, rid) for one, rid in zip(sets, ids)])

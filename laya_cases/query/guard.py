@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from laya_cases.core.errors import UsageError
+from laya_cases.store.outputs import refuse_output, store_roots
 
 _READS = {duckdb.StatementType.SELECT, duckdb.StatementType.MULTI}     # MULTI: a PIVOT (its ENUM, then the select)
 NO_COPY = ("sql does not run COPY: write the result with --format csv|json|parquet --out FILE (outside the "
@@ -101,7 +102,5 @@ def _explained(text: str):
 def check_output(target: str, root: Path) -> str:
     """`sql --out FILE`: the file our own COPY writes the result to, checked as every output path is
     (store_paths.refuse_output: not in, under or above a store, writable, no URL)."""
-    from laya_cases.store.outputs import refuse_output, store_roots
-
     refuse_output(target, "--out", store_roots(str(root)))
     return target

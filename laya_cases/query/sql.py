@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional
 
 import duckdb
 
+from laya_cases.core.errors import UsageError
+
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -136,8 +138,6 @@ def memory_settings() -> Dict[str, str]:
     $LAYA_CASES_TEMP_DIR: where to spill [default: <system temp>/laya-cases-<uid>/<pid>]."""
     import os
     import tempfile
-
-    from laya_cases.core.errors import UsageError
 
     limit = os.environ.get(MEMORY_ENV) or default_memory_limit()
     if not _SIZE.match(limit):

@@ -18,6 +18,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import catalogue
 from laya_cases.query import sql as sqlfiles
 from laya_cases.core.answers import score_within_key
+from laya_cases.query.resample import quantile_levels, replicate_batches
 
 DIMENSIONS = ("language", "model", "qid", "tag")
 #: What the report publishes and how is the metric catalogue (laya_cases/query/catalogue.py, the headers
@@ -158,8 +159,6 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
     """
     import numpy as np
     import pyarrow as pa
-
-    from laya_cases.query.resample import quantile_levels, replicate_batches
 
     rows = np.array([r[0] for r in sqlfiles.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()],
                     dtype=np.int64)

@@ -19,7 +19,9 @@ from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Sequ
 
 import duckdb
 
+from laya_cases.core.errors import UsageError
 from laya_cases.report import build as R
+from laya_cases.report.answer_helper import Helper
 from laya_cases.query import sql as sqlfiles
 from laya_cases.query.sql import connect
 
@@ -219,8 +221,6 @@ def _helper(n_cases: int):
     if (n_cases < HELPER_FROM or (os.cpu_count() or 1) < 2
             or "python" not in os.path.basename(sys.executable or "").lower()):    # embedded: no interpreter
         return None
-    from laya_cases.report.answer_helper import Helper
-
     try:
         return Helper()
     except OSError:
@@ -327,8 +327,6 @@ def save(target: str, doc: Dict[str, Any], wh, run_id: str, score_within: Sequen
     of its own) unless not `with_cases` (then `"cases": []`). `progress(done, total)` is called per
     batch of cases. Raises UsageError."""
     import sys
-
-    from laya_cases.core.errors import UsageError
 
     try:
         con = (con if con is not None else connect(wh, [run_id])) if with_cases else None

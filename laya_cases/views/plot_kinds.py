@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from laya_cases.core.errors import UsageError, shorten
+from laya_cases.harness.robustness.summary import summarize
 from laya_cases.report import build as R
 from laya_cases.query import sql as sqlfiles
 from laya_cases.query.sql import connect
@@ -126,8 +127,6 @@ def figures(wh, run_id: str, kind: str, bootstrap: int = 1000, seed: int = 0, pl
         doc = R.build(con, run_id, R.Options(include_cases=False))
         return {"shortlist_recall": shortlist_figure(doc, recall_curve(con, run_id), plt)}
     if kind == "robustness":
-        from laya_cases.harness.robustness.summary import summarize
-
         return {"robustness_agreement": robustness_figure(summarize(connect(wh, [run_id], variants=True), run_id),
                                                           plt)}
     raise UsageError("--kind must be one of %s, got %s" % (", ".join(KINDS), shorten(repr(kind))))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
 from laya_cases.core.errors import UsageError
+from laya_cases.harness.massive import data
 
 INSTRUCTIONS = "What is the user asking for in `utterance`?"
 SEED = 13
@@ -64,8 +65,6 @@ def sample_rows(records: List[Dict[str, Any]], code: str, n_rows: Optional[int] 
 def rows(locale: str, n_rows: Optional[int] = 100, n_opts: int = N_OPTS, seed: int = SEED,
          source: Optional[Path] = None) -> Iterator[Dict[str, Any]]:
     """Dataset rows for a language (code or locale) from `source` (folder or file), else the Hub."""
-    from laya_cases.harness.massive import data
-
     code = data.code_of(locale)
     yield from sample_rows(data.load(code, source).records, code, n_rows, n_opts, seed)
 

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten
+from laya_cases.run.execute import execute
+from laya_cases.run.options import RunOptions
+from laya_cases.runners import hf_common as H
 from laya_cases.runners import registry
+from laya_cases.runners.hf_base import CausalLMRunner
+from laya_cases.runners.minilm_relevance import MiniLMRelevanceRunner
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.store.layout import validate_run_id
 from laya_cases.harness.relevance import manifest as M
@@ -66,8 +71,6 @@ def slug(text: str) -> str:
 def _runner_choice(opts: BenchOptions):
     """(runner name or None, model argument, class)."""
     if opts.runner is None and opts.model in MINILM_NAMES:
-        from laya_cases.runners.minilm_relevance import MiniLMRelevanceRunner
-
         if MINILM_RUNNER not in registry.names():
             registry.register(MINILM_RUNNER, MiniLMRelevanceRunner)
         return MINILM_RUNNER, None, registry.get_class(MINILM_RUNNER)
@@ -77,16 +80,12 @@ def _runner_choice(opts: BenchOptions):
 
 def _check_runner(opts: BenchOptions, name: str, cls: Any) -> bool:
     """Refuse what the runner cannot do; returns whether it reads a prompt template."""
-    from laya_cases.runners.hf_base import CausalLMRunner
-
     if "noul" not in cls.capabilities.question_types:
         raise UsageError("--model %s: the %s runner does not answer yes/no (noul) questions" % (opts.model, name))
     prompted = isinstance(cls, type) and issubclass(cls, CausalLMRunner)
     if opts.template is not None:
         if not prompted:
             raise UsageError("--template: the %s runner reads no prompt" % name)
-        from laya_cases.runners import hf_common as H
-
         try:
             H.read_template(opts.template, H.YESNO_TEMPLATE)
         except ValueError as exc:
@@ -131,8 +130,6 @@ def run_state(wh: Warehouse, run_id: str) -> Optional[str]:
 def _chunk_options(pair: Pair, commit_every: Optional[int]) -> Dict[str, Any]:
     """RunOptions(resume=True) for a pair interrupted midway, and --commit-every (laya_cases.run.execute's chunked
     commits, when this laya-cases has them)."""
-    from laya_cases.run.options import RunOptions
-
     known = {f.name for f in dataclasses.fields(RunOptions)}
     out: Dict[str, Any] = {}
     if commit_every is not None:
@@ -178,9 +175,6 @@ def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optiona
 def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], None] = lambda s: None,
                   progress: Optional[Callable[[int], None]] = None) -> List[Pair]:
     """Run the model over every pending language; returns each pair with its status."""
-    from laya_cases.run.execute import execute
-    from laya_cases.run.options import RunOptions
-
     if opts.limit is not None and opts.limit < 1:
         raise UsageError("--limit must be >= 1, got %d" % opts.limit)
     name, model_arg, cls = _runner_choice(opts)
@@ -188,8 +182,6 @@ def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], No
     model_name = opts.name or (opts.model if opts.runner is None else "%s-%s" % (slug(opts.model), name))
     prompt_sha = None
     if opts.template is not None:
-        from laya_cases.runners import hf_common as H
-
         prompt_sha = H.read_template(opts.template, H.YESNO_TEMPLATE)[1]
     bench, pairs = plan(wh, opts, model_name, prompt_sha)
     pending = [p for p in pairs if p.status in ("pending", "resume")]

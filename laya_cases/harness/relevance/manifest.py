@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from laya_cases.core.errors import UsageError, shorten, shorten_path
+from laya_cases.core.identity import file_sha256
 from laya_cases.interop.hub import reachable
 
 FORMAT = "laya-cases-relevance-manifest/1"
@@ -116,8 +117,6 @@ def _language(entry: Any, i: int, where: str, root: Path, base: Dict[str, Any]) 
 
 
 def load_manifest(path: str, root_option: Optional[str] = None) -> Manifest:
-    from laya_cases.core.identity import file_sha256
-
     try:
         with open(path, encoding="utf-8") as handle:
             doc = json.load(handle)

@@ -22,6 +22,7 @@ from laya_cases.run.options import RunOptions
 from laya_cases.record.recorder import RecordedRun
 from laya_cases.runners import registry
 from laya_cases.runners.base import Runner
+from laya_cases.runners.embedding import EmbeddingRunner
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.harness.shortlist.constants import DEFAULT_GROUP_SIZE, DEFAULT_K
 from laya_cases.harness.shortlist import retrieval as R
@@ -56,8 +57,6 @@ def cached(embed: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], n
 
 def load_embedder(name: str, device: Optional[str]) -> Tuple[Callable[[Sequence[str]], np.ndarray], str]:
     """(embed function, embedder id) of a sentence-embedding runner by name (minilm, use-multilingual)."""
-    from laya_cases.runners.embedding import EmbeddingRunner
-
     _name, cls, _arg = registry.resolve(name)
     if not (isinstance(cls, type) and issubclass(cls, EmbeddingRunner)):
         raise UsageError("--embedder %s is not a sentence embedder (minilm, use-multilingual)" % name)

@@ -20,7 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from laya_cases.core import answers as A
 from laya_cases.core import questions as Q
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
-from laya_cases.harness.shortlist.constants import SHORTLIST_STATUSES, TOURNAMENT_STATUSES
+from laya_cases.harness.shortlist.constants import (SHORTLIST_SCHEMA, SHORTLIST_STATUSES, TOURNAMENT_SCHEMA,
+                                                    TOURNAMENT_STATUSES)
 from laya_cases.harness.shortlist import retrieval as R
 
 
@@ -124,8 +125,6 @@ class NarrowingRunner(Runner):
 
     def config_block(self, config: Dict[str, Any], checkpoint_id: str, embedder_id: Optional[str]) -> None:
         """The S7.19 / S7.20 config keys of the run, counts as committed."""
-        from laya_cases.harness.shortlist.constants import SHORTLIST_SCHEMA, TOURNAMENT_SCHEMA
-
         if self.tournament:
             config["schema"] = TOURNAMENT_SCHEMA
             config["tournament_group_size"] = self.group_size

@@ -19,6 +19,8 @@ import duckdb
 
 from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as sqlfiles
+from laya_cases.query.engines.spark import SparkConnection, SparkSQL, session   # pyspark: on a session's start
+
 
 class Engine(Protocol):
     """What an engine other than DuckDB implements (laya_cases.query.engines.spark.SparkConnection)."""
@@ -45,8 +47,6 @@ def connect(wh, run_ids: Optional[List[str]] = None, engine: str = DEFAULT, mast
     """A connection over committed runs: DuckDB's (Warehouse.connect) or a SparkConnection."""
     if check_engine(engine) == "duckdb":
         return sqlfiles.connect(wh, run_ids, variants)
-    from laya_cases.query.engines.spark import SparkConnection, session
-
     return SparkConnection(session(master), wh, run_ids, variants)
 
 
@@ -62,6 +62,4 @@ def connect_tables(engine: str = DEFAULT, master: Optional[str] = None):
         con = duckdb.connect()
         sqlfiles.prepare_connection(con)
         return con
-    from laya_cases.query.engines.spark import SparkSQL, session
-
     return SparkSQL(session(master))

@@ -22,6 +22,7 @@ from laya_cases.query import sql as sqlfiles
 from laya_cases.interop.extras import install_hint
 from laya_cases.query.engines import translate, udfs
 from laya_cases.query.sql import connect
+from laya_cases.store import schema as store_schema     # its Arrow schemas are made on first use
 
 ENGINE = "spark"
 REMOTE_ENV = "SPARK_REMOTE"
@@ -188,19 +189,18 @@ class SparkConnection(SparkSQL):
     """Views decisions, cases, errors, runs and slice_sets over committed runs, as Warehouse.connect."""
 
     def __init__(self, spark, wh, run_ids: Optional[List[str]] = None, variants: bool = False):
-        from laya_cases.store.schema import DECISION_SCHEMA, SLICE_SET_SCHEMA
-
         super().__init__(spark)
         duck = connect(wh, run_ids, variants)          # the damage check, and the runs rows (incomplete too)
         runs = duck.sql("SELECT * FROM runs").to_arrow_table()
         duck.close()
         ids = [r for r in runs.column("run_id").to_pylist()]
         self._view("runs", self._frame(runs.to_pylist(), runs.schema))
-        decisions = self._read(DECISION_SCHEMA, {rid: wh.case_files(rid) for rid in ids})
+        decisions = self._read(store_schema.DECISION_SCHEMA, {rid: wh.case_files(rid) for rid in ids})
         if run_ids is not None and not variants and "robustness" in runs.column("kind").to_pylist():
             decisions = decisions.where("variant IS NULL OR variant = 'baseline'")
         self._view("decisions", decisions)
-        self._view("slice_sets", self._read(SLICE_SET_SCHEMA, {rid: wh.slice_set_files(rid) for rid in ids}))
+        self._view("slice_sets", self._read(store_schema.SLICE_SET_SCHEMA,
+                                            {rid: wh.slice_set_files(rid) for rid in ids}))
         self._view("cases", self.spark.sql("SELECT * FROM decisions WHERE error IS NULL AND qid IS NOT NULL"))
         self._view("errors", self.spark.sql("SELECT * FROM decisions WHERE error IS NOT NULL"))
 

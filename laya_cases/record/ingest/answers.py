@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, Iterator, Optional
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core import dataset as D
 from laya_cases.core import identity as I
+from laya_cases.interop import pandas_probe
+from laya_cases.record.ingest.bulk import BulkIngest, Fallback
 from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.store.layout import new_run_id
@@ -85,15 +87,11 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
     (None) when the file has BULK_MIN_BYTES or more: the column-wise path costs a fixed ~80 ms to set
     up, which a small file does not win back. The stored rows are the same either way
     (tests/test_ingest_bulk.py compares them cell by cell)."""
-    from laya_cases.interop import pandas_probe
-
     pandas_probe.skip()                      # ~0.3 s of CPU pyarrow would spend importing pandas
     run_id = new_run_id() if run_id is None else run_id
     if bulk is None:
         bulk = _size(answers_path) >= BULK_MIN_BYTES
     if dataset_path is None and bulk:
-        from laya_cases.record.ingest.bulk import BulkIngest, Fallback
-
         recorder = RunRecorder(wh, run_id, answers_path)
         try:
             with recorder.staging():

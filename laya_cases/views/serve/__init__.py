@@ -12,6 +12,8 @@ from pathlib import Path
 
 from laya_cases.core.errors import UsageError
 from laya_cases.interop.extras import install_hint
+from laya_cases.store.warehouse import Warehouse
+
 
 def require() -> None:
     """UsageError naming the install command unless the serve extra is importable."""
@@ -25,8 +27,7 @@ def require() -> None:
 def create_app(root):
     """The Starlette app over the warehouse at `root` (a Warehouse or a path)."""
     require()
-    from laya_cases.store.warehouse import Warehouse
-    from laya_cases.views.serve.app import build
+    from laya_cases.views.serve.app import build          # Starlette, loaded here only
 
     return build(root if isinstance(root, Warehouse) else Warehouse(Path(root)))
 

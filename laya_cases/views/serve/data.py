@@ -7,9 +7,12 @@ import threading
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Tuple
 
-from laya_cases.report import build as R
+from laya_cases.harness.diff_blocks import DIFF_BLOCKS
+from laya_cases.query import listing
 from laya_cases.query import sql as sqlfiles
 from laya_cases.query.sql import connect
+from laya_cases.report import build as R
+from laya_cases.report import diff as D
 
 DIFF_BOOTSTRAP = 2000          # `laya-cases diff`'s default, so the compare page equals `diff --json`
 _CACHED = 16
@@ -53,10 +56,8 @@ class Data:
 
     def runs(self) -> Tuple[List[str], List[tuple], Dict[str, str]]:
         """(columns, rows, damaged run -> problem) of every committed run, oldest first."""
-        from laya_cases.query.listing import runs
-
         self.wh.damaged = {}
-        columns, rows = runs(connect(self.wh))
+        columns, rows = listing.runs(connect(self.wh))
         return columns or [], list(rows), dict(self.wh.damaged)
 
     def run_row(self, run_id: str) -> Dict[str, Any]:
@@ -71,12 +72,9 @@ class Data:
 
     def diff(self, run_a: str, run_b: str, by: Optional[str]) -> Dict[str, Any]:
         """`diff A B [--by DIM] --json`, as a dict."""
-        from laya_cases.harness.diff_blocks import DIFF_BLOCKS
-        from laya_cases.report.diff import diff
-
         key = ("diff", by) + self._stamp(run_a) + self._stamp(run_b)
-        return self._remember(self._docs, key, lambda: diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP,
-                                                                 blocks=DIFF_BLOCKS))
+        return self._remember(self._docs, key, lambda: D.diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP,
+                                                                   blocks=DIFF_BLOCKS))
 
     # ------------------------------------------------------------------ cases
     def filter_values(self, run_id: str) -> Dict[str, List[str]]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from laya_cases.store.layout import is_run_id
+
 MAX_TEXT = 512
 MAX_INT = 2 ** 63 - 1
 PAGE_SIZES = (1, 500)
@@ -73,8 +75,6 @@ def unit(value: Optional[str], name: str) -> Optional[float]:
 
 
 def run_id(value: str, known: List[str]) -> str:
-    from laya_cases.store.layout import is_run_id
-
     text(value, "run")
     if not is_run_id(value):
         raise BadRequest("%r is not a run id" % value[:80])
