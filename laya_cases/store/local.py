@@ -73,6 +73,13 @@ class LocalWarehouse(Layout):
             raise UsageError("cannot read %s: %s" % (part, exc.strerror or exc)) from None
         return [part / n for n in sorted(names) if n.endswith(".parquet")]
 
+    def run_row(self, run_id: str) -> Dict[str, object]:
+        """A committed run's runs-table row (run_id, kind, counts, config_json, settings_json, ...)."""
+        import pyarrow.parquet as pq
+
+        self.require_run(run_id)
+        return pq.read_table(str(self.run_file(run_id))).to_pylist()[0]
+
     def committed_cases(self, run_id: str, columns: List[str], parts: Optional[List[str]] = None
                         ) -> Dict[str, list]:
         """Columns of an incomplete run's committed decision rows (or of the named parts of its partition,

@@ -113,18 +113,9 @@ def write_dataset(path: Path, data: bytes) -> None:
 
 
 def committed_facts(wh: Warehouse, run_id: str) -> Dict[str, Any]:
-    import pyarrow.parquet as pq
-
-    settings = pq.read_table(wh.run_file(run_id), columns=["settings_json"]).column(0)[0].as_py()
-    facts = json.loads(settings or "{}").get("relevance")
+    """The relevance block a committed run's settings recorded (what a re-run must match)."""
+    facts = json.loads(wh.run_row(run_id).get("settings_json") or "{}").get("relevance")
     return facts if isinstance(facts, dict) else {}
-
-
-def run_state(wh: Warehouse, run_id: str) -> Optional[str]:
-    """complete | incomplete (chunks committed, resumable) | None, with or without chunked commits."""
-    if hasattr(wh, "run_state"):
-        return wh.run_state(run_id)
-    return "complete" if wh.has_run(run_id) else None
 
 
 def _chunk_options(pair: Pair, commit_every: Optional[int]) -> Dict[str, Any]:
@@ -154,7 +145,7 @@ def plan(wh: Warehouse, opts: BenchOptions, model_name: str, prompt_sha: Optiona
         encoded, sha = encode_dataset(rows)
         data.append(encoded)
         pair = Pair(lang.language, run_id, str(dataset_path(wh, bench.name, lang.language, sha)), sha, len(rows))
-        state = run_state(wh, run_id)
+        state = wh.run_state(run_id)
         if state == "incomplete":
             pair.status = "resume"
         elif state == "complete":

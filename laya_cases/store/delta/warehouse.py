@@ -79,6 +79,10 @@ class DeltaTables(LocalWarehouse):
     def incomplete_ids(self) -> List[str]:
         return []
 
+    def run_row(self, run_id: str) -> Dict[str, object]:
+        self.require_run(run_id)
+        return delta.runs(self.location, [run_id]).to_pylist()[0]
+
     def require_run(self, run_id: str, incomplete: bool = False) -> str:
         validate_run_id(run_id)
         if not self.has_run(run_id):
