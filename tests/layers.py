@@ -24,6 +24,7 @@ class Import:
     target: str            # the imported module of laya_cases, dotted
     line: int
     local: bool            # inside a function
+    names: Tuple[str, ...] = ()    # what `from target import ...` takes (empty for `import target`)
 
 
 @dataclass
@@ -70,8 +71,9 @@ def read(package: Path = PACKAGE) -> ImportMap:
                  for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = tuple(a.name for a in node.names) if isinstance(node, ast.ImportFrom) else ()
                 for target in _targets(node, module, path.name == "__init__.py", known):
-                    found.imports.append(Import(module, target, node.lineno, id(node) in inner))
+                    found.imports.append(Import(module, target, node.lineno, id(node) in inner, names))
     return found
 
 
@@ -142,6 +144,25 @@ def facade_imports(found: ImportMap) -> List[Import]:
             if imp.target in packages and imp.source != imp.target and imp.source.startswith(imp.target + ".")]
 
 
+def private_imports(found: ImportMap) -> List[Import]:
+    """Private names (`_x`) taken from another wing: a wing asks another only through its public names
+    (rule 6: a harness uses `run`'s public API)."""
+    return [imp for imp in found.imports if wing(imp.source) != wing(imp.target)
+            and any(n.startswith("_") and not n.startswith("__") for n in imp.names)]
+
+
+def harness_of(module: str) -> str:
+    """laya_cases.harness.robustness.execute -> robustness; '' outside a benchmark's own package."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "harness" else ""
+
+
+def cross_harness(found: ImportMap) -> List[Import]:
+    """A benchmark importing another benchmark (rule 6)."""
+    return [imp for imp in found.imports if harness_of(imp.source) and harness_of(imp.target)
+            and harness_of(imp.source) != harness_of(imp.target)]
+
+
 if __name__ == "__main__":
     found = read()
     local = [i for i in found.imports if i.local]
@@ -156,3 +177,7 @@ if __name__ == "__main__":
                                              for i in upward(found)), sep="\n  ")
     print("facade imports:", *("%s:%d -> %s" % (i.source, i.line, i.target)
                                for i in facade_imports(found)), sep="\n  ")
+    print("private names from another wing:", *("%s:%d -> %s %s" % (i.source, i.line, i.target, i.names)
+                                                for i in private_imports(found)), sep="\n  ")
+    print("a benchmark importing another:", *("%s:%d -> %s" % (i.source, i.line, i.target)
+                                            for i in cross_harness(found)), sep="\n  ")

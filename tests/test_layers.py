@@ -11,7 +11,7 @@ import layers
 from helpers import ROOT
 
 FOUND = layers.read()
-#: Function-local imports of our own modules still allowed (docs/architecture.md rule 8: the three optional
+#: Function-local imports of our own modules still allowed (docs/architecture.md rule 9: the three optional
 #: heavy parts, one import each): this number only goes down.
 MAX_LOCAL = 3
 
@@ -68,3 +68,24 @@ def test_no_relative_imports(path):
     """Absolute imports only: an import names the wing it comes from."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level] == []
+
+
+def test_no_wing_takes_another_wings_private_names():
+    """Rule 6: a harness uses `run`'s public API (run.job.Job and its hooks), not its underscored helpers."""
+    assert ["%s:%d -> %s %s" % (i.source, i.line, i.target, i.names) for i in layers.private_imports(FOUND)] == []
+
+
+def test_no_benchmark_imports_another():
+    assert ["%s:%d -> %s" % (i.source, i.line, i.target) for i in layers.cross_harness(FOUND)] == []
+
+
+def test_the_private_and_benchmark_checks_see_what_they_look_for():
+    found = layers.ImportMap({m: ROOT for m in ("laya_cases.harness.robustness.execute", "laya_cases.run.inference",
+                                                "laya_cases.harness.massive.harness", "laya_cases.run.job")})
+    found.imports = [
+        layers.Import("laya_cases.harness.robustness.execute", "laya_cases.run.inference", 1, False, ("_Calls", "chunks")),
+        layers.Import("laya_cases.harness.robustness.execute", "laya_cases.run.job", 2, False, ("Job", "__all__")),
+        layers.Import("laya_cases.harness.massive.harness", "laya_cases.harness.robustness.execute", 3, False, ("x",)),
+    ]
+    assert [i.line for i in layers.private_imports(found)] == [1]
+    assert [i.line for i in layers.cross_harness(found)] == [3]
