@@ -252,5 +252,5 @@ def test_run_smollm2_end_to_end(smollm2, tmp_path):
     assert result.exit_code == 0, (result.stderr, result.exception)
     run = connect(Warehouse(wh)).execute("SELECT runner, settings_json FROM runs").fetchone()
     assert run[0] == "hf-causal-yesno" and json.loads(run[1])["prompt_sha256"]
-    # choice and score questions are answered by option log-likelihood now (tests/test_causal_choice.py)
+    # choice and score questions are answered by option log-likelihood now (tests/runners/test_causal_choice.py)
     assert set(type(smollm2[0]).capabilities.question_types) == {"choice", "score", "noul"}

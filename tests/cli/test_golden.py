@@ -10,7 +10,7 @@ import difflib
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "golden"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
 import capture  # noqa: E402
 
 

@@ -127,7 +127,7 @@ def test_sql_refuses_writes_and_several_statements(store, tmp_path, query, needl
                                     "{parent}", "s3://bucket/x.csv", "{tmp}/outside.csv"],
                          ids=["run-folder", "root-file", "root", "above-root", "url", "outside"])
 def test_allow_write_is_gone_and_says_how_to_write_a_result(store, tmp_path, target):
-    """sql runs no COPY at all now (tests/test_sql_writes.py has the routes a COPY check once missed);
+    """sql runs no COPY at all now (tests/query/test_sql_writes.py has the routes a COPY check once missed);
     the flag is kept so an old script gets one line naming --out."""
     query = "COPY (FROM cases) TO '%s'" % target.format(store=store, parent=store.parent, tmp=tmp_path)
     _refused(store, tmp_path, query, "--allow-write", needles=["--allow-write is gone", "--out FILE"])

@@ -1,6 +1,6 @@
 """The relevance benchmark (spec S8, issue 10): T8.1 and T8.2 through the whole path (dataset folder ->
 runs -> warehouse -> sql/relevance -> CSVs), --pick-on, rank groups, resume of finished pairs and bad input.
-Runners here are scripted doubles; tests/test_relevance_models.py runs MiniLM and SmolLM2."""
+Runners here are scripted doubles; tests/harness/test_relevance_models.py runs MiniLM and SmolLM2."""
 from __future__ import annotations
 
 import csv

@@ -12,14 +12,14 @@ import pytest
 
 import handshake
 
-HERE = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]        # where handshake.py is
 
 
 def child(code: str, env=None) -> subprocess.Popen:
     import os
 
     return subprocess.Popen([sys.executable, "-c", "import sys; sys.path.insert(0, %r)\nimport handshake\n%s"
-                             % (str(HERE), code)], env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                             % (str(TESTS), code)], env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 

@@ -1,4 +1,4 @@
-"""The README's plain-DuckDB query runs as written (its tour and Python section: tests/test_docs_console.py)."""
+"""The README's plain-DuckDB query runs as written (its tour and Python section: tests/docs/test_docs_console.py)."""
 from __future__ import annotations
 
 import re

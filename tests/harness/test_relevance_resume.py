@@ -1,7 +1,7 @@
 """Resume of the relevance benchmark (issue 10 item 6): SIGKILL mid-pair, re-run, and only what was missing is
 redone; the CSVs equal an uninterrupted run's except the timing columns (threshold_sweep.csv byte for byte).
 
-    python tests/test_relevance_resume.py ARGS...    `laya-cases ARGS...` with the slow scorer registered
+    python tests/harness/test_relevance_resume.py ARGS...    `laya-cases ARGS...` with the slow scorer registered
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))      # tests/: helpers, handshake
 
 import handshake  # noqa: E402
 from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs  # noqa: E402

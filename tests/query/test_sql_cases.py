@@ -22,7 +22,7 @@ import pytest
 
 from laya_cases.query import sql as Q
 
-CASES = Path(__file__).resolve().parent / "sql_cases"
+CASES = Path(__file__).resolve().parents[1] / "sql_cases"
 COVERED = ("metrics", "pipeline")
 
 
@@ -146,7 +146,7 @@ def test_every_slow_entry_in_conftest_names_a_test():
     beside the other checks on test data, because conftest cannot hold tests)."""
     from conftest import SLOW
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     for entry in sorted(SLOW):
         path, _, test = entry.partition("::")
         assert (root / path).is_file(), entry

@@ -13,7 +13,7 @@ from typing import Dict, List
 import pytest
 from typer.testing import CliRunner
 
-from helpers import needs_shared_data, shared_data, write_jsonl
+from helpers import ROOT, needs_shared_data, shared_data, write_jsonl
 
 import laya_cases_cli.commands  # noqa: F401  (registers the commands)
 from laya_cases.core.errors import UsageError
@@ -203,7 +203,7 @@ def test_docs_plain_duckdb_block_gives_the_library_numbers(tmp_path):
 
     wh = _ingest(tmp_path, X2, rid="xl")
     doc = X.report(Warehouse(wh), "xl")
-    text = (Path(__file__).resolve().parents[1] / "docs" / "crosslingual.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "crosslingual.md").read_text(encoding="utf-8")
     block = re.search(r"```sql\n(.*?)```", text, re.S).group(1).replace("'warehouse/", "'%s/" % wh.as_posix())
     con = duckdb.connect()
     results = [con.execute(s).fetchall() for s in block.split(";") if s.strip()]

@@ -1,6 +1,6 @@
 """`laya-cases sql` for big results: the table shows --max-rows rows and says how many more; csv,
 json and parquet are written by DuckDB (lists as lists, strict JSON: NaN/Infinity are null); --out
-files never go into the warehouse; a user's own COPY is refused (tests/test_sql_writes.py)."""
+files never go into the warehouse; a user's own COPY is refused (tests/query/test_sql_writes.py)."""
 from __future__ import annotations
 
 import csv
