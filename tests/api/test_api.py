@@ -37,6 +37,7 @@ def wh(home, monkeypatch):
     return lc.open("warehouse")
 
 
+@pytest.mark.slow
 def test_the_python_doc_runs_as_written(tmp_path, monkeypatch, capsys):
     """Its console block makes the two runs (the default model runs), then every Python block runs."""
     from test_docs_console import run_console

@@ -27,6 +27,8 @@ from typer.testing import CliRunner
 from helpers import ROOT, snapshot_tree
 from laya_cases.runners.base import Capabilities, Runner
 
+pytestmark = pytest.mark.slow   # 766 CLI invocations (issue 15's suite), ~20 s
+
 DATASET = ROOT / "data" / "support.jsonl"
 ANSWERS = ROOT / "data" / "support.answers.jsonl"
 NAN, INF = float("nan"), float("inf")

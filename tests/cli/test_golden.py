@@ -10,8 +10,12 @@ import difflib
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
 import capture  # noqa: E402
+
+pytestmark = pytest.mark.slow   # every golden CLI output captured anew
 
 
 def test_cli_outputs_match_the_goldens(tmp_path):

@@ -1,6 +1,7 @@
 """`validate --strict` (S9.6): every finding with path:line, qid and field; errors exit 2, warnings do not."""
 from __future__ import annotations
 
+import pytest
 
 from helpers import cli, write_jsonl
 
@@ -51,6 +52,7 @@ def test_s9_6_body_checks_and_warnings(tmp_path):
     assert "comment" not in proc.stderr
 
 
+@pytest.mark.slow   # CLI runs
 def test_warnings_alone_do_not_fail_and_default_validate_is_unchanged(tmp_path):
     path = write_jsonl(tmp_path / "w.jsonl", [_row(language=7, expected={})])
     strict = cli("validate", str(path), "--strict")

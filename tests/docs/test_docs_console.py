@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
+import pytest
 
 from helpers import ROOT
 
@@ -102,6 +103,7 @@ def run_console(text: str, cwd: Path) -> None:
             assert matches(expected, got), "`%s` now prints:\n%s" % (command, "\n".join(got))
 
 
+@pytest.mark.slow
 def test_the_readme_tour_prints_what_it_shows(tmp_path, monkeypatch, capsys):
     """Runs the real default model, the ONNX export and its INT8 copy, as the README does; then the
     Python section on the store the tour made, whose per-language numbers must be the report's."""

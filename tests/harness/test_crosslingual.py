@@ -142,6 +142,7 @@ def test_a_run_without_item_ids_is_refused(tmp_path):
 LOCALES = ("en-US", "de-DE", "fr-FR", "es-ES")
 
 
+@pytest.mark.slow
 @needs_shared_data("massive", "test", "en-US.jsonl")
 def test_real_multilingual_run_matches_polars(tmp_path):
     """MiniLM over 40 parallel MASSIVE items in 4 languages; every number re-derived in polars."""

@@ -179,6 +179,7 @@ def _reference(conf: List[float], correct: List[int], gold: List[int], pred: Lis
             "selective_accuracy_50": sum(correct[i] for i in accepted) / len(accepted)}
 
 
+@pytest.mark.slow   # 60 trials
 def test_metric_block_equals_plain_python_on_random_inputs_with_ties():
     rng = random.Random(7)
     for trial in range(60):

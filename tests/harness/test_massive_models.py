@@ -23,7 +23,8 @@ from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 from laya_cases.query.sql import connect
 
-pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), needs_shared_data("massive", "test", "en-US.jsonl")]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              needs_shared_data("massive", "test", "en-US.jsonl")]
 MASSIVE = shared_data("massive", "test")
 
 

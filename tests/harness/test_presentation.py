@@ -173,6 +173,7 @@ def test_cli_runs_then_re_derives_the_same_verdict_from_the_store(tmp_path, doub
     assert minilm.exit_code == 2
 
 
+@pytest.mark.slow
 def test_laya_checkpoint_built_locally_runs_the_checks(tmp_path):
     """The real laya Agent (random head, fixed seed) through the laya-agent runner: raw logits are
     stored, the harness path agrees with the Agent's probabilities, and the verdict re-derives."""

@@ -13,6 +13,8 @@ from laya_cases.query import sql as S
 from laya_cases.harness.relevance import metrics
 from laya_cases.query.resample import quantile_levels
 
+pytestmark = pytest.mark.slow   # thousands of items per run against sklearn, scipy and pure Python
+
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 GRID = [0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 TOL = 1e-12

@@ -7,11 +7,14 @@ import csv
 import json
 import math
 
+import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT, needs_shared_data, shared_data
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.query.sql import connect
+
+pytestmark = pytest.mark.slow
 
 MANIFEST = str(ROOT / "data" / "relevance" / "xquad_r_relevance.json")
 LANGS = "en,de,zh"

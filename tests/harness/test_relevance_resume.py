@@ -74,6 +74,8 @@ from laya_cases.harness.relevance import metrics  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
 from laya_cases.query.sql import connect
 
+pytestmark = pytest.mark.slow   # benchmark processes killed with SIGKILL and run again
+
 CHUNKED = {"resume", "commit_every"} <= {f.name for f in dataclasses.fields(RunOptions)}
 
 

@@ -475,6 +475,7 @@ def test_the_documented_duckdb_queries_rederive_the_document(tmp_path):
 
 
 # ------------------------------------------------------------------------------- MiniLM on MASSIVE (slow)
+@pytest.mark.slow
 @needs_shared_data("massive", "test", "en-US.jsonl")
 def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(tmp_path):
     from pathlib import Path

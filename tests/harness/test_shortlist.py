@@ -267,6 +267,7 @@ def test_an_ordinary_run_gets_no_shortlist_metric(tmp_path):
 
 
 # ---------------------------------------------------------------------------- MiniLM on BANKING77 (slow)
+@pytest.mark.slow
 @needs_shared_data("banking77")
 def test_minilm_shortlist_k10_on_banking77_re_derives_from_the_store(tmp_path):
     """The real embedder and decision model (MiniLM, offline) on 20 BANKING77 rows, one per intent;

@@ -64,6 +64,7 @@ def _cli(args, cwd, env, block):
     return subprocess.run([sys.executable, *argv, *args], cwd=str(cwd), env=env, capture_output=True, text=True)
 
 
+@pytest.mark.slow   # subprocess
 def test_compare_reference_doc_verdict_is_the_same_without_laya(tmp_path: Path):
     env = {**os.environ, "LAYA_CASES_WAREHOUSE": "wh", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     inputs = GOLDEN / "inputs"
@@ -78,6 +79,7 @@ def test_compare_reference_doc_verdict_is_the_same_without_laya(tmp_path: Path):
     assert got == expected
 
 
+@pytest.mark.slow   # subprocess
 def test_last_bit_differences_still_pass_at_tolerance_0_without_laya(tmp_path: Path):
     """400 random cases whose ece/brier/aurc differ from ours in the last bit when summed in case
     order: a baseline with laya's values (no `extensions`: reference-written) passes at tolerance 0

@@ -89,6 +89,7 @@ def _reference_mean(values):
             return INF if total > 0 else -INF
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(24))
 def test_partial_sums_equal_the_one_pass_sums_bit_for_bit(seed):
     rng = random.Random(seed)

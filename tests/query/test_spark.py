@@ -29,6 +29,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import synthetic  # noqa: E402
 from laya_cases.query.sql import connect
 
+pytestmark = pytest.mark.slow   # a Spark JVM (local[2])
+
 MASTER = "local[2]"
 EXTRAS = dict(score_within=(0.5, 0.0), coverages=(0.3, 1.0), thresholds=(0.6,))
 

@@ -139,16 +139,3 @@ def test_a_wrong_expectation_fails():
     assert _same(float("nan"), float("nan"), 0.0) and not _same(0.0, -0.0, 0.0)
     assert not _same(1, 1.0, 0.0) and not _same(1.0, 1, 0.0) and not _same(True, 1, 0.0)
     assert not _same(0.1 + 0.2, 0.3, 0.0) and _same(0.1 + 0.2, 0.3, 1e-15)
-
-
-def test_every_slow_entry_in_conftest_names_a_test():
-    """A renamed test would silently drop out of tests/conftest.py SLOW and slow down `-m "not slow"` (kept here,
-    beside the other checks on test data, because conftest cannot hold tests)."""
-    from conftest import SLOW
-
-    root = Path(__file__).resolve().parents[2]
-    for entry in sorted(SLOW):
-        path, _, test = entry.partition("::")
-        assert (root / path).is_file(), entry
-        assert not test or re.search(r"^def %s\(" % re.escape(test), (root / path).read_text(encoding="utf-8"),
-                                     re.M), entry

@@ -225,6 +225,7 @@ def test_random_answers_store_the_same_cells(tmp_path, seed):
     assert fast > 500, "the template path read only %d rows" % fast
 
 
+@pytest.mark.slow   # ~30 s
 def test_small_blocks_and_flushes_keep_rows_order_and_row_groups(tmp_path, monkeypatch):
     """Many blocks (templates reused, learned mid-file) and many flushes: the same cells and row groups."""
     monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 3000)

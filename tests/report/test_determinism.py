@@ -64,6 +64,7 @@ def fingerprint(doc: Dict[str, Any]) -> Dict[str, str]:
             "cases": R.dumps(sorted(json.dumps(c, sort_keys=True) for c in doc["cases"]))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SETS))
 def test_s9_8_row_order_and_partitioning_do_not_move_a_bit(tmp_path, monkeypatch, name):
     """S9.8: byte-identical reports over permutations of the rows and over row-group splits."""

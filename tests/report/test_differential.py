@@ -18,6 +18,8 @@ import pytest
 
 from report_path import Store, close, report_diffs, same_bits
 
+pytestmark = pytest.mark.slow   # 150 random answer sets through the reference and through the store
+
 laya_evals = pytest.importorskip("laya.evals")
 
 SEED = 20240611

@@ -484,6 +484,7 @@ FAILING = [  # (S1.4 check number, file content)
 ]
 
 
+@pytest.mark.slow   # ~25 CLI runs
 @pytest.mark.parametrize("check,content", FAILING)
 def test_s1_4_validate_failures_match_the_reference(tmp_path, check, content):
     """S1.4: first failure wins; one line `laya-cases: <reference message>` on stderr, exit 2."""

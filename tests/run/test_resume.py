@@ -311,6 +311,7 @@ def _double_cli(*args: str, env: Dict[str, str]) -> subprocess.CompletedProcess:
                           env={**os.environ, **env})
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_finishes_only_what_was_missing(tmp_path):
     ds = write_dataset(tmp_path / "ds.jsonl", 60)
     wh = Warehouse(tmp_path / "wh")
@@ -370,6 +371,7 @@ def _no_torn_file(root: Path) -> None:
         pq.read_metadata(str(path))
 
 
+@pytest.mark.slow   # ~20 kills
 def test_a_kill_at_every_commit_step_leaves_nothing_torn_and_resumes(tmp_path):
     ds = write_dataset(tmp_path / "ds.jsonl", 8)
     ref = Warehouse(tmp_path / "ref")

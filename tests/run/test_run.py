@@ -323,6 +323,7 @@ def _massive_run(tmp_path, runner, locale: str):
     return wh, rid, doc
 
 
+@pytest.mark.slow
 @needs_massive
 def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
     """Issue acceptance: MiniLM over MASSIVE en-US, first 300 rows, 20 options: well above 1/20."""
@@ -332,6 +333,7 @@ def test_minilm_beats_chance_on_massive_en_us(tmp_path, minilm):
     assert connect(wh, [rid]).execute("SELECT DISTINCT temperature FROM cases").fetchall() == [(0.05,)]
 
 
+@pytest.mark.slow
 @needs_massive
 def test_minilm_sort_by_length_changes_no_answer(tmp_path, minilm):
     """S6.12: --sort-by-length reorders work inside the runner, never results."""
@@ -355,6 +357,7 @@ def test_minilm_sort_by_length_changes_no_answer(tmp_path, minilm):
     assert answers[0] == answers[1]
 
 
+@pytest.mark.slow
 @needs_massive
 def test_use_multilingual_beats_chance_on_massive_de_de(tmp_path):
     """Issue acceptance: the multilingual embedder over MASSIVE de-DE (English labels), 300 rows."""
@@ -362,6 +365,7 @@ def test_use_multilingual_beats_chance_on_massive_de_de(tmp_path):
     assert doc["overall"]["choice_accuracy"] > 0.15
 
 
+@pytest.mark.slow
 def test_cli_run_on_support_offline_is_reproduced_by_report(tmp_path):
     """Issue acceptance: `run data/support.jsonl` offline, then `report RUN` reprints it byte for byte."""
     wh = str(tmp_path / "wh")

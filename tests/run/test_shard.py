@@ -137,6 +137,7 @@ def test_shards_in_any_order_make_the_unsharded_run(tmp_path, ds, count, order, 
     _sharded_equals_unsharded(tmp_path, ds, count, order, every)
 
 
+@pytest.mark.slow   # 8 shards, ~4 s
 def test_more_shards_than_rows_leaves_some_empty(tmp_path):
     ds = write_dataset(tmp_path / "ds.jsonl", 6)
     _sharded_equals_unsharded(tmp_path, ds, 8, [8, 1, 7, 2, 6, 3, 5, 4], 0)
@@ -377,6 +378,7 @@ def _strip(doc: Any) -> Any:
     return doc
 
 
+@pytest.mark.slow   # 5 processes
 def test_four_concurrent_shard_processes_equal_the_unsharded_run(tmp_path):
     """The acceptance check: four processes run `--shard i/4` of the bundled dataset into one warehouse at
     once (they take turns call by call, tests/handshake.py, so their calls interleave, and each commits
@@ -413,6 +415,7 @@ def test_four_concurrent_shard_processes_equal_the_unsharded_run(tmp_path):
     assert not wh.progress_entry("X").exists()
 
 
+@pytest.mark.slow   # minilm
 def test_the_default_model_sharded_equals_unsharded(tmp_path):
     """The real default runner (minilm, loaded once) over the bundled dataset, 4 shards against one run."""
     runner = registry.load(None)
@@ -449,6 +452,7 @@ execute(Warehouse(root), RunOptions(sys.argv[2], run_id="s", on_error="skip", co
 """
 
 
+@pytest.mark.slow   # kills
 def test_a_kill_at_every_step_of_the_last_shard_leaves_nothing_torn_and_continues(tmp_path):
     """Shard 1 of 2 is in; shard 2 (4 rows, a chunk every 2) is killed before each of its renames and
     removals in turn, then run again: nothing torn, nothing half-visible, and the run ends as the

@@ -25,6 +25,8 @@ from laya_cases.runners.hf_causal_yesno import CausalYesNoRunner
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.query.sql import connect
 
+pytestmark = pytest.mark.slow   # a random Llama per test, and SmolLM2 over the bundled dataset
+
 DATASET = ROOT / "data" / "support.jsonl"
 CHOICE = {"type": "choice", "instructions": "What does the customer want?",
           "criteria": {"refund": "the customer wants their money back", "cancel": None, "x": "",

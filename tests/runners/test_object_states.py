@@ -79,6 +79,7 @@ def _accuracy(runner, states, cases) -> float:
     return right / len(cases)
 
 
+@pytest.mark.slow
 @needs_massive
 def test_minilm_object_state_accuracy_equals_string_state_on_massive_held_out():
     from laya_cases.runners.minilm import MiniLMRunner

@@ -28,6 +28,8 @@ from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 from laya_cases.query.sql import connect
 
+pytestmark = pytest.mark.slow
+
 DATASET = ROOT / "data" / "support.jsonl"
 
 

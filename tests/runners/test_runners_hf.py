@@ -32,6 +32,8 @@ from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
 from laya_cases.query.sql import connect
 
+pytestmark = pytest.mark.slow
+
 DATASET = ROOT / "data" / "support.jsonl"
 ROWS = [json.loads(line) for line in DATASET.read_text().splitlines() if line.startswith("{")]
 

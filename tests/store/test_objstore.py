@@ -134,6 +134,7 @@ def test_url_spellings_name_one_warehouse_and_bad_ones_are_one_line(tmp_path):
     assert "AWS_ALLOW_HTTP" not in storage_options({"AWS_ENDPOINT_URL": "https://s3.example"})
 
 
+@pytest.mark.slow   # CLI runs, moto S3
 def test_ingest_report_sql_on_s3_equal_the_local_warehouse(s3, tmp_path):
     """One run through the CLI: runs, report (byte for byte the local warehouse's), sql, errors."""
     url = s3["url"]
@@ -177,6 +178,7 @@ def test_tables_are_read_through_arrows_own_file_systems(s3, tmp_path):
         assert isinstance(inner.base_fs, pafs.S3FileSystem if url.startswith("s3") else pafs.LocalFileSystem)
 
 
+@pytest.mark.slow
 def test_local_delta_warehouse_round_trips(tmp_path):
     """delta+file:// keeps the same tables on a local path; its report equals the directory warehouse's."""
     url = "delta+file://%s" % (tmp_path / "dw")
@@ -196,6 +198,7 @@ def test_local_delta_warehouse_round_trips(tmp_path):
     assert cli("report", "d1", "-w", url, check=True).stdout == local_report(tmp_path, SUPPORT_ANSWERS, "d1")
 
 
+@pytest.mark.slow
 def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_path):
     """`run` (a scripted runner double, a chunk due after every row) commits whole on a Delta warehouse:
     the same rows and report as a local run; there is no incomplete run to --resume."""
@@ -224,6 +227,7 @@ def test_run_with_chunk_commits_on_a_delta_warehouse_equals_the_local_run(tmp_pa
                 RunOptions(str(data), run_id="r2", resume=True), runner=ExplodingRunnerDouble())
 
 
+@pytest.mark.slow   # 8 writers, ~50 s
 def test_eight_concurrent_writers_into_s3_all_land(s3, tmp_path):
     """8 ingest processes at once into one bucket: every run lands whole, each report equals the local
     warehouse's report of the same answers, and the documented readers count every case."""
@@ -273,6 +277,7 @@ main()
 """
 
 
+@pytest.mark.slow   # kill -9 twice, ~35 s
 def test_killed_writers_leave_nothing_visible(s3, tmp_path):
     """kill -9 while staging, and kill -9 between the table commits (cases and slice sets in, runs row
     not): laya-cases and the documented readers see exactly the committed run; reports are unchanged."""
@@ -332,6 +337,7 @@ main()
 """
 
 
+@pytest.mark.slow
 def test_two_writers_of_one_run_id_exactly_one_wins(s3, tmp_path):
     """Both pass the early check, commit their cases and meet at the runs table (tests/handshake.py): one
     runs row goes in, the other writer exits 2 with one line, and the run's rows are the winner's only."""
@@ -360,6 +366,7 @@ def test_two_writers_of_one_run_id_exactly_one_wins(s3, tmp_path):
     assert sql.stdout.splitlines()[-1] == str(n)
 
 
+@pytest.mark.slow   # a Spark JVM, ~40 s
 def test_spark_reads_the_committed_files(tmp_path):
     """docs/readers.md's Spark line on a local Delta warehouse (S3 needs hadoop-aws on Spark's classpath):
     the committed runs, without the cases of a writer killed before its runs row."""

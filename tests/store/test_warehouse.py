@@ -101,6 +101,7 @@ def store(tmp_path) -> Path:
 
 
 # ---------------------------------------------------------------------------- (a) crashes
+@pytest.mark.slow
 def test_kill_9_during_ingest_leaves_no_visible_partial_run(store, big_answers, tmp_path):
     """kill -9 while the run's rows are being staged: readers see exactly the runs committed before,
     reports and SQL still work, and gc removes the dead writer's staging area."""
@@ -165,6 +166,7 @@ def _tear_a_commit(wh: Path) -> None:
     assert len(staging_areas(wh)) == 1
 
 
+@pytest.mark.slow
 def test_crash_between_commit_renames_is_invisible_and_gc_removes_orphan(store):
     """Cases renamed in, runs entry never written: the run does not exist for any reader; gc removes
     both the orphan partition and the dead staging area."""
@@ -185,6 +187,7 @@ def test_crash_between_commit_renames_is_invisible_and_gc_removes_orphan(store):
     assert cli("gc", "-w", str(store), check=True).stdout.strip() == "removed 0 staging area(s), 0 orphan partition(s)"
 
 
+@pytest.mark.slow
 def test_commit_over_a_torn_partition_replaces_it(store):
     """A later writer of the same id replaces the orphan (no gc in between); nothing of the torn rows remains."""
     _tear_a_commit(store)
@@ -196,6 +199,7 @@ def test_commit_over_a_torn_partition_replaces_it(store):
 
 
 # ---------------------------------------------------------------------------- (b) concurrent writers
+@pytest.mark.slow
 @pytest.mark.parametrize("explicit_ids", [True, False], ids=["explicit-ids", "default-ids"])
 def test_eight_concurrent_ingests_all_land(tmp_path, explicit_ids):
     """8 writers staged at once and released together at the commit lock: every run lands whole."""
@@ -229,6 +233,7 @@ def test_eight_concurrent_ingests_all_land(tmp_path, explicit_ids):
 
 
 # ---------------------------------------------------------------------------- (c) same id twice
+@pytest.mark.slow
 def test_two_concurrent_ingests_with_one_run_id_exactly_one_wins(tmp_path):
     """Both writers pass the early existence check and meet at the commit: the second is refused
     (exit 2, one clear line), the winner's rows are the run's rows, and nothing is left behind."""
@@ -265,6 +270,7 @@ def readonly_store(tmp_path_factory) -> Path:
     return wh
 
 
+@pytest.mark.slow   # 7 CLI runs
 @pytest.mark.parametrize("bad_id", ["../x", "a/b", "", ".hidden", "a" * 129, "a..b", "-x"],
                          ids=["dotdot", "slash", "empty", "leading-dot", "too-long", "inner-dotdot", "dash"])
 def test_invalid_run_id_is_refused_and_nothing_is_written(tmp_path, readonly_store, bad_id):

@@ -27,7 +27,7 @@ try:
     HAVE = CHROMIUM is not None
 except ImportError:
     HAVE = False
-pytestmark = pytest.mark.skipif(not HAVE, reason=INSTALL)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not HAVE, reason=INSTALL)]   # slow: headless Chromium
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
 """`laya-cases plot`: the reliability diagram and risk-coverage curve are PNGs drawn from the report's numbers."""
 from __future__ import annotations
 
+import pytest
+
 from helpers import cli, fixture_rows, write_jsonl
 from laya_cases.record.ingest.answers import ingest
 from laya_cases.store.warehouse import Warehouse
@@ -12,6 +14,7 @@ def _store(tmp_path):
     return str(wh.root)
 
 
+@pytest.mark.slow
 def test_plot_writes_two_pngs_reproducibly(tmp_path):
     wh = _store(tmp_path)
     first = cli("plot", "ties", "-w", wh, "--out", str(tmp_path / "a"), check=True)

@@ -67,6 +67,7 @@ def _twice(tmp_path, wh, run, kind, name):
     assert data == (tmp_path / "b" / name).read_bytes()          # byte-identical for a fixed run
 
 
+@pytest.mark.slow   # CLI runs
 def test_shortlist_recall_curve_png_is_the_stored_ranks(tmp_path):
     wh = _shortlist_store(tmp_path)
     _twice(tmp_path, wh, "t75", "shortlist", "shortlist_recall.png")
@@ -80,6 +81,7 @@ def test_shortlist_recall_curve_png_is_the_stored_ranks(tmp_path):
     assert curve[-1]["recall"] == doc["overall"]["shortlist_recall_at_k"]
 
 
+@pytest.mark.slow
 def test_languages_png_bars_are_the_reports_accuracy_interval_and_ece(tmp_path):
     wh = _shortlist_store(tmp_path)
     _twice(tmp_path, wh, "t75", "languages", "languages.png")
@@ -96,6 +98,7 @@ def test_languages_png_bars_are_the_reports_accuracy_interval_and_ece(tmp_path):
     assert list(segments[1][:, 1]) == [ci["lower"], ci["upper"]]
 
 
+@pytest.mark.slow
 def test_robustness_png_is_agreement_per_transform_and_language(tmp_path):
     from laya_cases.harness.robustness.summary import summarize
 
@@ -121,6 +124,7 @@ def test_plot_kind_usage_errors(tmp_path):
         assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
 def test_plots_load_no_model(tmp_path):
     wh = _shortlist_store(tmp_path)
     code = ("import sys; from laya_cases.store.warehouse import Warehouse; from laya_cases.views.plot_kinds import plot_kind; "

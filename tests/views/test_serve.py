@@ -177,6 +177,7 @@ def test_the_docs_query_is_the_cases_page(client, store):
     assert len(rows) >= 2 and shown == [(r[0], r[1]) for r in rows]
 
 
+@pytest.mark.slow   # a real server process
 def test_cli_serve_listens_on_localhost_and_answers(store):
     import socket
     import urllib.request
