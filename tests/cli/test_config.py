@@ -68,6 +68,7 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow   # CLI processes
 def test_the_gate_from_pyproject_equals_the_gate_from_flags(project, tmp_path):
     flags = lc(project, "ingest", "answers.jsonl", "--dataset", "eval/support.jsonl", "-w", str(tmp_path / "a"), *GATE)
     assert flags.returncode == 1 and "FAIL: baseline comparison failed" in flags.stderr
@@ -92,6 +93,7 @@ def test_the_gate_from_pyproject_equals_the_gate_from_flags(project, tmp_path):
         (project / "pyproject.toml").unlink()
 
 
+@pytest.mark.slow   # CLI processes
 def test_a_command_sub_table_wins_for_that_command_only(project, tmp_path):
     wh = str(tmp_path / "wh")
     assert lc(project, "ingest", "answers.jsonl", "--dataset", "eval/support.jsonl", "-w", wh, "--run-id", "r"

@@ -91,7 +91,8 @@ PLACES = {"root": "warehouse", "partition": "warehouse/cases/run_id=a",
           "dotdot": "elsewhere/../warehouse/cases/run_id=a/x.json", "delta-log": "dwh/cases/_delta_log/00000000000000000009.json"}
 
 
-@pytest.mark.parametrize("place", sorted(PLACES))
+@pytest.mark.parametrize("place", [p if p in ("root", "file-in-partition", "dotdot") else pytest.param(p, marks=pytest.mark.slow)
+                                   for p in sorted(PLACES)])   # slow: one CLI call per flag and place
 @pytest.mark.parametrize("command,flag,metavar,has_w", OUTPUTS, ids=["%s %s" % (c, f) for c, f, _, _ in OUTPUTS])
 def test_no_output_lands_in_a_store(home, monkeypatch, command, flag, metavar, has_w, place):
     if place == "delta-log" and not has_w:

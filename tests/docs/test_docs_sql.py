@@ -55,7 +55,7 @@ def _synthetic_rows(n: int = 400, seed: int = 7) -> List[dict]:
     return rows
 
 
-@pytest.fixture(scope="module", params=["support", "ties", "synthetic"])
+@pytest.fixture(scope="module", params=["support", *(pytest.param(p, marks=pytest.mark.slow) for p in ("ties", "synthetic"))])
 def demo(request, tmp_path_factory) -> Tuple[Path, dict]:
     """<tmp>/warehouse with run `demo` (the README's demo data, T3.1's ties.json, or seeded cases with
     ties and out-of-range confidences), exactly as docs/sql.md makes it, and its report."""

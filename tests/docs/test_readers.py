@@ -137,7 +137,8 @@ def _same(got: Any, want: Any) -> bool:
     return math.isclose(got, want, rel_tol=0, abs_tol=1e-12)
 
 
-@pytest.mark.parametrize("engine", sorted(MODULES))
+@pytest.mark.parametrize("engine", [pytest.param(e, marks=pytest.mark.slow) if e == "spark" else e   # a Spark JVM
+                                    for e in sorted(MODULES)])
 def test_each_engine_gets_the_reports_numbers(engine, store, expected, monkeypatch):
     try:
         module = importlib.import_module(MODULES[engine])

@@ -163,7 +163,8 @@ def test_the_generated_cases_are_many():
     assert len(CASES) >= 20 and len(CASES) == 2 * 12 * 3 + 2 * 3 + 2
 
 
-@pytest.mark.parametrize("kind, name, pos", CASES)
+@pytest.mark.parametrize("kind, name, pos", [c if c[2] == 0 else pytest.param(*c, marks=pytest.mark.slow)   # 3 places each
+                                             for c in CASES])
 def test_a_contradiction_is_one_line_exit_2_and_nothing_committed(tmp_path, documents, kind, name, pos):
     doc = copy.deepcopy(documents[kind])
     change = {**CONTRADICTIONS, **OURS_ONLY, "all_correct": _all_correct}[name]

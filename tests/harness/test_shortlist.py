@@ -372,7 +372,7 @@ def _python_tournament(pref, g):
     return labels
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, *(pytest.param(s, marks=pytest.mark.slow) for s in (2, 3))])
 @pytest.mark.parametrize("tournament", [False, True])
 def test_statuses_and_every_slice_metric_against_plain_python(tmp_path, seed, tournament):
     rng = random.Random(seed)

@@ -177,7 +177,8 @@ def test_the_thread_count_reaches_the_connection(stores, monkeypatch):
             == (n,)
 
 
-@pytest.mark.parametrize("name", sorted(HARNESSES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n not in ("report", "crosslingual") else n
+                                  for n in sorted(HARNESSES)])   # slow: the benchmarks' documents
 def test_a_harness_document_is_the_same_bytes_under_any_thread_count(stores, monkeypatch, name):
     produce, seen = HARNESSES[name], []
     for n in THREADS:

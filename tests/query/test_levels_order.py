@@ -66,6 +66,7 @@ def _same(a: list, b: list) -> bool:
         x[:2] == y[:2] and x[3:] == y[3:] and (x[2] == y[2] or (x[2] != x[2] and y[2] != y[2])) for x, y in zip(a, b))
 
 
+@pytest.mark.slow   # enough generated rows for parallel scans, twice
 @pytest.mark.parametrize("threads", [1, 4])
 def test_streaming_levels_equal_the_windowed_file_and_numpy(threads):
     cells = _level_cells(np.random.default_rng(2026 + threads), 600_000)

@@ -218,7 +218,7 @@ def write_random(path: Path, n: int, seed: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, *(pytest.param(s, marks=pytest.mark.slow) for s in (2, 3))])
 def test_random_answers_store_the_same_cells(tmp_path, seed):
     path = write_random(tmp_path / "answers.jsonl", 1500, seed)
     fast = ingest_both(tmp_path, path)
@@ -385,7 +385,7 @@ def write_tricky(path: Path, n: int, seed: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize("seed", [21, 22])
+@pytest.mark.parametrize("seed", [21, pytest.param(22, marks=pytest.mark.slow)])
 def test_awkward_values_store_the_same_cells(tmp_path, monkeypatch, seed):
     """NaN/Infinity tokens, doubles from random bits (their text comes from DuckDB, checked against the
     line), booleans where numbers go, nested labels, unicode and escapes; small blocks, so repeated

@@ -119,7 +119,7 @@ def store(tmp_path_factory):
 
 
 @pytest.mark.parametrize("run_id", ["edge", "nocases"])
-@pytest.mark.parametrize("score_within", [(), (0.5,), (1.0, 0.25, 1.0)])
+@pytest.mark.parametrize("score_within", [(), pytest.param((0.5,), marks=pytest.mark.slow), (1.0, 0.25, 1.0)])
 def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatch):
     options = R.Options(score_within=list(score_within))
     full = R.dumps(R.build(connect(store, [run_id]), run_id, options))
@@ -134,7 +134,8 @@ def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatc
     assert json.loads(out.getvalue().replace("NaN", "null"))["cases"] or run_id == "nocases"
 
 
-@pytest.mark.parametrize("helper", ["works", "dies at once", "dies after one batch"])
+@pytest.mark.parametrize("helper", ["works", *(pytest.param(h, marks=pytest.mark.slow)   # helper processes that crash
+                                     for h in ("dies at once", "dies after one batch"))])
 def test_a_helper_process_renders_every_other_batch_to_the_same_bytes(store, tmp_path, monkeypatch, helper):
     """laya_cases/report/answer_helper.py: the same bytes whether the helper renders, fails at start (every batch
     is then rendered here) or dies mid-run; to a text stream and to a file (where it writes bytes)."""

@@ -106,7 +106,7 @@ def test_a_one_shot_run_writes_the_layout_of_today(reference):
     assert not (root / "_progress").exists() and reference.run_state("ref") == "complete"
 
 
-@pytest.mark.parametrize("every", [1, 4, 7])
+@pytest.mark.parametrize("every", [4, *(pytest.param(e, marks=pytest.mark.slow) for e in (1, 7))])
 def test_a_chunked_run_equals_the_one_shot_run(tmp_path, ds, reference, every):
     wh = Warehouse(tmp_path / "wh")
     _run(wh, ds, "r", batch_size=3, on_error="skip", commit_every=every)
@@ -117,7 +117,8 @@ def test_a_chunked_run_equals_the_one_shot_run(tmp_path, ds, reference, every):
 
 
 # ---------------------------------------------------------------------------- resume
-@pytest.mark.parametrize("every,stop", [(1, 1), (4, 9), (4, 20), (7, 36), (5, 39)])
+@pytest.mark.parametrize("every,stop", [(1, 1), (4, 20), *(pytest.param(e, s, marks=pytest.mark.slow)
+                                                          for e, s in [(4, 9), (7, 36), (5, 39)])])
 def test_an_interrupted_run_resumes_with_only_the_missing_calls(tmp_path, ds, reference, every, stop):
     """Interrupted after `stop` rows: the resume calls the runner for the uncommitted rows only, and the
     run ends equal to the uninterrupted one, decision for decision (call ids, timing, `errored`)."""

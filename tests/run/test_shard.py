@@ -130,7 +130,8 @@ def test_bad_shard_flags_exit_2_with_one_line_and_write_nothing(tmp_path):
 
 
 # ---------------------------------------------------------------------------- sharded = unsharded
-@pytest.mark.parametrize("count,order,every", [(4, [3, 1, 4, 2], 2), (3, [2, 3, 1], 0), (1, [1], 0)])
+@pytest.mark.parametrize("count,order,every", [pytest.param(4, [3, 1, 4, 2], 2, marks=pytest.mark.slow), (3, [2, 3, 1], 0),
+                                               (1, [1], 0)])
 def test_shards_in_any_order_make_the_unsharded_run(tmp_path, ds, count, order, every):
     """Decisions (case ids with their #n, call facts aside), slice sets and the whole report equal the
     unsharded run's; with one row per call even the timing block does."""

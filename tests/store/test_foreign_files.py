@@ -49,9 +49,10 @@ def store(tmp_path_factory):
     return wh, reports
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("pick", sorted(PICKS))
-@pytest.mark.parametrize("victim", ["a", "m"])
+@pytest.mark.parametrize("name", [NAMES[0], *(pytest.param(n, marks=pytest.mark.slow) for n in NAMES[1:])])
+@pytest.mark.parametrize("pick", [p if p in ("one-case", "an-empty-row") else pytest.param(p, marks=pytest.mark.slow)
+                                  for p in sorted(PICKS)])
+@pytest.mark.parametrize("victim", ["a", pytest.param("m", marks=pytest.mark.slow)])   # slow: 4 CLI calls each
 def test_a_foreign_file_damages_its_run_only(store, tmp_path, victim, pick, name):
     wh, reports = store
     source = wh / "cases" / ("run_id=%s" % victim) / "part-00000.parquet"

@@ -156,6 +156,7 @@ def test_ingest_report_sql_on_s3_equal_the_local_warehouse(s3, tmp_path):
     assert check.returncode == 2 and len(check.stderr.strip().splitlines()) == 1, check.stderr
 
 
+@pytest.mark.slow
 def test_tables_are_read_through_arrows_own_file_systems(s3, tmp_path):
     """The datasets of the runs and cases tables use Arrow's S3 / local file system, not the Python one
     deltalake builds by default: an Arrow I/O thread inside a Python file system at interpreter exit ends

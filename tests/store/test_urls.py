@@ -31,7 +31,8 @@ def _listing(root: Path) -> List[str]:
     return sorted(str(p) for p in root.rglob("*"))
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", [c if c == "runs" else pytest.param(c, marks=pytest.mark.slow)   # 27 URLs each
+                                     for c in sorted(COMMANDS)])
 @pytest.mark.parametrize("url", BAD)
 def test_a_bad_warehouse_url_is_one_line_before_anything_happens(tmp_path, monkeypatch, url, command):
     monkeypatch.chdir(tmp_path)

@@ -115,6 +115,7 @@ def test_robustness_png_is_agreement_per_transform_and_language(tmp_path):
     assert heights[3:] == [1.0, 1.0, 1.0] and max(heights[:3]) < 1.0     # position-only: renames agree
 
 
+@pytest.mark.slow   # CLI processes
 def test_plot_kind_usage_errors(tmp_path):
     wh = _shortlist_store(tmp_path)
     for args, needle in ((("t75", "--kind", "pie"), "--kind must be one of"),
