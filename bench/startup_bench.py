@@ -5,7 +5,7 @@
 Builds a small store under a temporary directory (bench/synthetic.py), then alternates the two commands
 N times and prints the median wall time and the median CPU time (user + system, of the child) of each,
 their difference and their ratio, and the load average: this machine is shared, so compare the two
-numbers of one run, not numbers of different runs. tests/test_startup.py checks the structural side
+numbers of one run, not numbers of different runs. tests/cli/test_startup.py checks the structural side
 (no pyarrow, numpy, torch, transformers, matplotlib or polars on the `runs` path).
 """
 from __future__ import annotations

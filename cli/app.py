@@ -24,7 +24,7 @@ from laya_cases_cli import console
 
 
 #: the options that write a file or folder: each is checked by laya_cases/store/outputs.py before the command
-#: runs (tests/test_output_paths.py fails when a FILE/DIR option is neither here nor a declared input)
+#: runs (tests/cli/test_output_paths.py fails when a FILE/DIR option is neither here nor a declared input)
 OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--html", "--out", "--junit", "--summary"})
 
 
@@ -144,7 +144,7 @@ def warehouse_of(option: Optional[Path]) -> Warehouse:
 
 
 #: Commands whose own module is the only one imported when they are invoked: `laya-cases runs` starts in
-#: about the time DuckDB's own import takes (bench/startup_bench.py, tests/test_startup.py). Anything else (other
+#: about the time DuckDB's own import takes (bench/startup_bench.py, tests/cli/test_startup.py). Anything else (other
 #: commands, --help, a bare or unknown name) imports every command module through cli/commands.py.
 LIGHT_COMMANDS = {name: "store" for name in ("runs", "sql", "report", "validate", "ingest", "plot", "gc", "check")}
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Optional, separate step: `bash scripts/setup.sh browser` (after a dev setup) adds only Playwright,
-# for the headless-browser tests (tests/test_html_browser.py). The browser is the system's, never
+# for the headless-browser tests (tests/views/test_html_browser.py). The browser is the system's, never
 # downloaded: apt-get install -y chromium chromium-driver. Without both, those tests skip.
 if [ "${1:-}" = "browser" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check playwright

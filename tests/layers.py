@@ -1,5 +1,5 @@
 """The import map of laya_cases/, read from the code (an AST pass over every import statement): which
-module imports which, at module level or inside a function. tests/test_layers.py checks the rules of
+module imports which, at module level or inside a function. tests/architecture/test_layers.py checks the rules of
 docs/architecture.md against it; `python tests/layers.py` prints it."""
 from __future__ import annotations
 

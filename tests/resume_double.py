@@ -1,4 +1,4 @@
-"""A scripted runner and datasets for the resume tests (tests/test_resume.py), also run as a subprocess.
+"""A scripted runner and datasets for the resume tests (tests/run/test_resume.py), also run as a subprocess.
 
 `ResumeDouble` answers each state deterministically (label and confidence from a digest of the
 state), can append one line per call to a log file (calls counted across processes), stop at its

@@ -1,4 +1,4 @@
-"""A runner for the sharded-run tests (tests/test_shard.py), also run as a subprocess.
+"""A runner for the sharded-run tests (tests/run/test_shard.py), also run as a subprocess.
 
 `ShardDouble` answers the bundled dataset (data/support.jsonl) with the recorded answers of
 data/support.answers.jsonl (a state it has no recording for gets a choice / noul / score answer

@@ -6,7 +6,7 @@ pandas is installed by importing it: ~0.3 s of CPU, a fifth of `ingest` of 300k 
 `skip()` (called by `ingest`; `install()` by the CLI, for every command) answers pyarrow's one
 question "not installed" while pandas is not imported, and re-arms pyarrow the moment anything
 imports pandas (a user's own code, `datasets`, a to_pandas() call): from then on pyarrow sees pandas
-objects exactly as it always does (tests/test_pandas_probe.py).
+objects exactly as it always does (tests/interop/test_pandas_probe.py).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ means and sums over the paired cases in case order (pairwise summation), which c
 in the last bit. A baseline written by the reference is compared at tolerance 0 by default (S6.4),
 so that one comparison reads these three the reference's way: the same numpy calls, in the same
 order, over the same arrays (laya.evals.ece / common.ece_score, laya.evals.brier, laya.evals.aurc).
-tests/test_reference_order.py checks them bit for bit against laya on random inputs with ties.
+tests/query/test_reference_order.py checks them bit for bit against laya on random inputs with ties.
 """
 from __future__ import annotations
 

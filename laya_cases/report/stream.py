@@ -5,7 +5,7 @@ The bytes are exactly report.dumps(doc) of the full document (json.dumps with in
 ensure_ascii=False; floats as Python's repr, NaN/Infinity as json writes them): DuckDB writes each
 case's text after its answer (numbers as CAST(DOUBLE AS VARCHAR), which is repr's text; the qids, tag
 lists and expected/language/model texts rendered here once per distinct value and joined in), and the
-answer is re-indented here the way json.dumps would (tests/test_report_json.py compares both on edge
+answer is re-indented here the way json.dumps would (tests/report/test_report_json.py compares both on edge
 values; docs/cli_speed.md).
 """
 from __future__ import annotations

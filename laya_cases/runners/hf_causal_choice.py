@@ -21,7 +21,7 @@ prompt ends at the chat template's newline, so no token straddles the boundary).
 Batching (`choice_batching`, recorded): `prefix` (the default) runs the prompt once with the key/value
 cache, repeats the cache once per option and runs all continuations in one right-padded batch;
 `full` runs the K sequences prompt + continuation in one left-padded batch. They agree to float
-rounding (tests/test_causal_choice.py); `prefix` reads the prompt once instead of K times.
+rounding (tests/runners/test_causal_choice.py); `prefix` reads the prompt once instead of K times.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@
 --      that sequence less those of the groups before it (level_starts). The running counts are DuckDB's
 --      streaming window (an OVER with no ORDER BY and no PARTITION BY), which reads the sorted rows in
 --      order on one thread: about twice as fast here as a window that sorts them itself (sql/_spark/
---      has that version, for Spark, which promises no such order; tests/test_levels_order.py runs both).
+--      has that version, for Spark, which promises no such order; tests/query/test_levels_order.py runs both).
 --      The table stays narrow (no strings, no ratios: its readers compute those for the rows they
 --      keep, with sql/macros/curve_ratios.sql), as it has one row per case per group with
 --      full-precision confidences and is read back by three files. Counts are BIGINT (cases), not the HUGEINT of a sum.

@@ -12,7 +12,7 @@
 -- output: answer_json, rest (the case's text after its answer: numbers as repr() writes a double, NaN,
 --         Infinity, -Infinity; true, false, null)
 -- engine: duckdb (CAST(DOUBLE AS VARCHAR) is the shortest round-trip text, as Python's repr:
---         tests/test_report_json.py checks both on edge and random doubles)
+--         tests/report/test_report_json.py checks both on edge and random doubles)
 WITH v AS (
     SELECT x.kind, x.key, x.text FROM (SELECT unnest($values) AS x)
 ), c AS (

@@ -1,6 +1,6 @@
 """Golden outputs of the CLI: the bytes users see, pinned so refactors cannot change them.
 
-`python tests/golden/capture.py` (re)writes tests/golden/expected/*; tests/test_golden.py runs the
+`python tests/golden/capture.py` (re)writes tests/golden/expected/*; tests/cli/test_golden.py runs the
 same script into a temporary folder and compares every file byte for byte. Inputs are files we
 wrote (tests/golden/inputs/: the spec's T3 fixture records as answers files, a perturbed copy of
 the bundled answers), so the goldens need no model and nothing outside the repository.

@@ -8,7 +8,7 @@
 -- engine: spark (overrides sql/pipeline/levels.sql, whose running counts take the rows in the order
 --         a subquery sorted them: DuckDB keeps that order, Spark promises nothing. Here the window sorts
 --         by (gid, -conf) itself; Spark, like DuckDB, sorts NaN above every number. The same rows:
---         tests/test_levels_order.py runs both files on DuckDB)
+--         tests/query/test_levels_order.py runs both files on DuckDB)
 WITH run AS (
     SELECT gid, conf, rows, hits,
            row_number() OVER w AS run_levels, CAST(sum(rows) OVER w AS BIGINT) AS run_rows,

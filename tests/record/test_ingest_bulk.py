@@ -1,0 +1,480 @@
+"""Column-wise ingest (laya_cases/record/ingest/bulk.py) stores exactly what the per-row path stores.
+
+Every answers file here is ingested twice into one warehouse, `bulk=True` (templates + per-row
+fallback) and `bulk=False` (the per-row path only), and the two runs are compared cell by cell:
+every decision column (NaN equal to NaN, -0.0 apart from 0.0), the run row (identity digests
+included), the slice-set table and the Parquet row-group layout. A bad line must give the same one
+error either way. The seeded generator mixes every answer type, ties, repeats, NaN/Infinity tokens,
+missing fields, escapes, odd types, comment/blank lines and non-canonical spellings, and the tests
+check that the template path really read most of the lines (so a path that always falls back fails).
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import struct
+from pathlib import Path
+from typing import Any, List
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from helpers import ROOT
+from laya_cases.core.errors import UsageError
+from laya_cases.record.ingest import bulk as ingest_bulk
+from laya_cases.record import recorder as record
+from laya_cases.record.ingest.answers import ingest
+from laya_cases.record.ingest.columns import learn
+from laya_cases.record.ingest.template import Unsupported
+from laya_cases.store.warehouse import Warehouse
+
+INPUTS = sorted((ROOT / "tests" / "golden" / "inputs").glob("*.answers.jsonl"))   # the spec fixtures' answers
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _runs(wh: Warehouse, run_id: str):
+    files = wh.case_files(run_id)
+    cases = pa.concat_tables([pq.read_table(str(p)) for p in files]) if files else None
+    layout = [[pq.ParquetFile(str(p)).metadata.row_group(i).num_rows
+               for i in range(pq.ParquetFile(str(p)).metadata.num_row_groups)] for p in files]
+    run = pq.read_table(str(wh.run_file(run_id))).drop(["run_id", "created_at"]).to_pylist()
+    sets = pa.concat_tables([pq.read_table(str(p)) for p in wh.slice_set_files(run_id)]).to_pylist()
+    return cases, layout, run, sets
+
+
+def ingest_both(tmp_path: Path, path: Path, monkeypatch=None) -> int:
+    """Ingest through both paths, assert every stored cell agrees; returns the rows the templates read."""
+    wh = Warehouse(str(tmp_path / "wh"))
+    seen: List[ingest_bulk.BulkIngest] = []
+    original = ingest_bulk.BulkIngest.run
+
+    def spy(self, *args, **kwargs):
+        seen.append(self)
+        return original(self, *args, **kwargs)
+
+    ingest_bulk.BulkIngest.run = spy
+    try:
+        ingest(wh, str(path), run_id="bulk", bulk=True)
+    finally:
+        ingest_bulk.BulkIngest.run = original
+    ingest(wh, str(path), run_id="rows", bulk=False)
+    (bulk, bulk_layout, bulk_run, bulk_sets), (rows, rows_layout, rows_run, rows_sets) = \
+        _runs(wh, "bulk"), _runs(wh, "rows")
+    assert bulk_run == rows_run
+    assert bulk_sets == rows_sets
+    assert bulk_layout == rows_layout
+    assert bulk.schema == rows.schema and bulk.num_rows == rows.num_rows
+    for name in rows.column_names:
+        a, b = bulk.column(name).to_pylist(), rows.column(name).to_pylist()
+        bad = [i for i in range(len(a)) if not _same(a[i], b[i])]
+        assert not bad, "%s differs at row %d: %r vs %r" % (name, bad[0], a[bad[0]], b[bad[0]])
+    return seen[0].fast_rows if seen else 0
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
+def test_golden_answers_files_store_the_same_cells(tmp_path, path):
+    assert ingest_both(tmp_path, path) > 0
+
+
+# --- a seeded generator -------------------------------------------------------------------------
+BODIES = {
+    "intent": {"type": "choice", "instructions": "Which intent?", "criteria": {"refund": "money back",
+                                                                               "cancel": "", "other": None}},
+    "spam": {"type": "noul", "instructions": "Is this spam?"},
+    "urgency": {"type": "score", "instructions": "0-2", "criteria": ["low", "mid", "high"]},
+    "pick": {"type": "choice", "instructions": {"text": "pick"}, "criteria": [["a", "first"], ["b", "second"]]},
+}
+STATES = ["order never arrived", "line\nbreak", 'quote " and \\ slash', "caf\u00e9 \u2603 \U0001F600", "tab\tand\x01ctl",
+          "", "same state", "same state"]
+FLOATS = [0.0, -0.0, 1.0, 0.5, 0.25, 0.1, 2.0, 1e-05, 3.2e-07, 1e16, 123456789.125, 0.3333333333333333, 0.75]
+
+
+def _float(rng: random.Random) -> Any:
+    r = rng.random()
+    if r < 0.55:
+        return rng.random()
+    if r < 0.85:
+        return rng.choice(FLOATS)                  # ties and awkward spellings
+    if r < 0.9:
+        return rng.choice([0, 1, 2, -3, 10 ** 15, 10 ** 20])
+    if r < 0.93:
+        return rng.choice([float("nan"), float("inf")])
+    return rng.choice([True, False]) if r < 0.96 else None
+
+
+def _answer(rng: random.Random, qid: str) -> dict:
+    kind = BODIES[qid]["type"] if rng.random() < 0.9 else rng.choice(["choice", "noul", "score", "other", None])
+    answer: dict = {} if kind is None else {"type": kind}
+    for key in ("answer_confidence", "confidence"):
+        if rng.random() < 0.45:
+            answer[key] = _float(rng)
+    if kind == "choice":
+        if rng.random() < 0.9:
+            answer["choice"] = rng.choice(["refund", "cancel", "other", "a", "b", None, 3, "caf\u00e9", "x\ny"])
+        if rng.random() < 0.6:
+            labels = ["refund", "cancel", "other", "a", "b"]
+            answer["probabilities"] = {k: rng.choice([rng.random(), rng.choice(FLOATS), 1]) for k in
+                                       rng.sample(labels, rng.randint(0, 3))}
+    elif kind == "noul" and rng.random() < 0.9:
+        answer["noul"] = rng.choice([rng.random(), 0.5, 1, 0, True, False, rng.choice(FLOATS)])
+    elif kind == "score" and rng.random() < 0.9:
+        answer["score"] = rng.choice([rng.random() * 2, 1, 2, 0.5, rng.choice(FLOATS)])
+    if rng.random() < 0.05:
+        answer["abstention"] = rng.choice(["unsure", "\u00e9", 1])
+    if rng.random() < 0.3:
+        answer = dict(reversed(list(answer.items())))          # another key order: another template
+    return answer
+
+
+def _label(rng: random.Random, qid: str) -> Any:
+    if rng.random() < 0.08:
+        return rng.choice([None, 1, 1.5, True, "refund", ["x"], {"k": 1}])
+    return {"intent": lambda: rng.choice(["refund", "cancel", "other"]), "spam": lambda: rng.random() < 0.3,
+            "urgency": lambda: rng.choice([0, 1, 2, 1.0, 0.5]), "pick": lambda: rng.choice(["a", "b"])}[qid]()
+
+
+def _row(rng: random.Random, i: int) -> dict:
+    qids = rng.sample(sorted(BODIES), rng.randint(1, 3)) if rng.random() < 0.3 else ["intent", "spam", "urgency"]
+    row: dict = {"state": rng.choice(STATES) if rng.random() < 0.5 else "message %d" % (i % 500)}
+    if rng.random() < 0.03:
+        row["state"] = rng.choice([{"text": "object state", "n": 2}, ["a", 1], 7])
+    row["questions"] = {q: BODIES[q] for q in sorted(set(qids) | ({"spam"} if rng.random() < 0.2 else set()))}
+    row["expected"] = {q: _label(rng, q) for q in qids}
+    for key, values in (("language", ["en", "fr", "de", None, 3, "\u00e9s"]), ("model", ["m1", "m2", "", None]),
+                        ("item_id", ["it-%d" % (i % 50), i, None])):
+        if rng.random() < 0.7:
+            row[key] = rng.choice(values)
+    if rng.random() < 0.8:
+        row["tags"] = rng.choice([[], ["vip"], ["vip", "hard"], ["a,b", "c|d"], [""], None, ["x\\y"], [1]])
+    row["answers"] = {q: _answer(rng, q) for q in qids}
+    if rng.random() < 0.9:
+        row["latency_ms"] = rng.choice([12.5, 0, 3, rng.random() * 100, None])
+    return row
+
+
+def _line(rng: random.Random, row: dict) -> str:
+    r = rng.random()
+    if r < 0.9:
+        return json.dumps(row, ensure_ascii=False)
+    if r < 0.94:
+        return json.dumps(row)                                   # \u escapes: not canonical
+    if r < 0.97:
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+    return "  " + json.dumps(row, ensure_ascii=False) + " "
+
+
+def _vary(rng: random.Random, value: Any) -> Any:
+    """The same shape (keys, order, leaf types) with new leaf values."""
+    if isinstance(value, dict):
+        return {k: v if k in ("type", "questions") else
+                rng.choice([12.5, 0.0, rng.random() * 100]) if k == "latency_ms" and isinstance(v, float) else
+                rng.choice([0, 3, 250]) if k == "latency_ms" and isinstance(v, int) and not isinstance(v, bool) else
+                _vary(rng, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_vary(rng, v) for v in value]
+    if isinstance(value, bool):
+        return rng.random() < 0.5
+    if isinstance(value, float):
+        r = rng.random()
+        return rng.choice([float("nan"), float("inf"), 10 ** 20]) if r < 0.03 else rng.choice(
+            [rng.random(), rng.choice(FLOATS)])
+    if isinstance(value, int):
+        return rng.choice([0, 1, 2, 7, -1, value])
+    if isinstance(value, str):
+        return rng.choice(STATES + ["refund", "cancel", "a", value, value])
+    return value
+
+
+def write_random(path: Path, n: int, seed: int) -> Path:
+    """Rows of a few shapes (values varied) and some of any shape; repeats, comments and blank lines."""
+    rng = random.Random(seed)
+    shapes = [_row(rng, i) for i in range(6)]
+    rows: List[dict] = []
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(n):
+            if rng.random() < 0.02:
+                handle.write(rng.choice(["", "# a comment", "   "]) + "\n")
+            if rows and rng.random() < 0.05:
+                row = rows[rng.randrange(len(rows))]                       # a repeated case
+            elif rng.random() < 0.8:
+                row = _vary(rng, rng.choice(shapes))
+                if rng.random() < 0.3:
+                    row["questions"] = dict(BODIES)
+                if isinstance(row["state"], str):
+                    row["state"] = rng.choice(STATES + ["m%d" % (i % 300)])
+            else:
+                row = _row(rng, i)
+            rows.append(row)
+            handle.write(_line(rng, row) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("seed", [1, *(pytest.param(s, marks=pytest.mark.slow) for s in (2, 3))])
+def test_random_answers_store_the_same_cells(tmp_path, seed):
+    path = write_random(tmp_path / "answers.jsonl", 1500, seed)
+    fast = ingest_both(tmp_path, path)
+    assert fast > 500, "the template path read only %d rows" % fast
+
+
+@pytest.mark.slow   # ~30 s
+def test_small_blocks_and_flushes_keep_rows_order_and_row_groups(tmp_path, monkeypatch):
+    """Many blocks (templates reused, learned mid-file) and many flushes: the same cells and row groups."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 3000)
+    monkeypatch.setattr(ingest_bulk, "FLUSH_EVERY", 97)
+    monkeypatch.setattr(record, "FLUSH_EVERY", 97)
+    path = write_random(tmp_path / "answers.jsonl", 400, 7)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"state": "last", "questions": BODIES, "expected": {"spam": True},
+                                 "answers": {"spam": {"type": "noul", "noul": 0.9}}}, ensure_ascii=False))  # no newline
+    assert ingest_both(tmp_path, path) > 150
+
+
+def test_canonical_lines_of_supported_shapes_are_all_read_through_templates(tmp_path):
+    rng = random.Random(5)
+    shapes = []
+    while len(shapes) < 5:
+        row = _row(rng, len(shapes))
+        try:
+            learn(json.dumps(row, ensure_ascii=False))
+        except Unsupported:
+            continue
+        shapes.append(row)
+    rows = [_vary(rng, rng.choice(shapes)) for _ in range(400)]
+    rows = [r for r in rows if all(not isinstance(v, (int, float)) or isinstance(v, bool) or
+                                   (math.isfinite(v) and abs(v) < 10 ** 15) for v in _leaves(r))]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert ingest_both(tmp_path, path) == len(rows)
+
+
+def _leaves(value: Any):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+BAD = [
+    {"type": "noul", "noul": "0.7"},                   # a string noul: the reference crashes
+    {"type": "score", "score": "high"},                 # score float() fails (label numeric)
+]
+
+
+@pytest.mark.parametrize("bad", ["noul", "score", "latency", "missing", "json", "tags", "utf8", "cr", "no-answers",
+                                 "answers-list", "int64-min"])
+def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad):
+    rng = random.Random(11)
+    good = [json.dumps(_row(rng, i), ensure_ascii=False) for i in range(60)]
+    good = [g for g in good if "NaN" not in g and "Infinity" not in g and '"noul": "' not in g]
+    row = {"state": "s", "questions": BODIES, "expected": {"spam": True, "urgency": 1},
+           "answers": {"spam": {"type": "noul", "noul": 0.2}, "urgency": {"type": "score", "score": 1}}}
+    if bad == "noul":
+        row["answers"]["spam"]["noul"] = "0.7"
+    elif bad == "score":
+        row["answers"]["urgency"]["score"] = "high"
+    elif bad == "latency":
+        row["latency_ms"] = -1
+    elif bad == "missing":
+        del row["answers"]["urgency"]
+    elif bad == "tags":
+        row["tags"] = "vip"
+    elif bad == "no-answers":
+        del row["answers"]
+    elif bad == "answers-list":
+        row["answers"] = [1]
+    elif bad == "int64-min":                  # a template int leaf holding -2**63 (then a bad latency)
+        row["expected"]["urgency"], row["latency_ms"] = -2 ** 63, -2
+    line = json.dumps(row, ensure_ascii=False) if bad != "json" else '{"state": "s", "questions": '
+    data = ("\n".join(good[:40] + [line] + good[40:]) + "\n").encode("utf-8")
+    if bad == "utf8":
+        data = data.replace(b'"s"', b'"\xff"', 1)
+    if bad == "cr":
+        data = data.replace(b"\n", b"\r\n", 3) + b'{"state": 1}\r\n'
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(data)
+    messages = []
+    for bulk in (True, False):
+        wh = Warehouse(str(tmp_path / ("wh%d" % bulk)))
+        with pytest.raises(UsageError) as err:
+            ingest(wh, str(path), run_id="r", bulk=bulk)
+        messages.append(str(err.value))
+        assert not wh.has_run("r")
+    assert messages[0] == messages[1]
+
+
+# --- awkward values: NaN/Infinity tokens, any float, booleans, nested labels, unicode --------------
+TRICKY_STRINGS = ["na\u00efve", "\u65e5\u672c\u8a9e", "\U0001F600 emoji", "e\u0301", "zero\u200bwidth", "\u202ertl",
+                  "del\x7f", "line\u2028sep", 'quote "', "back\\slash", "/slash", "nul\x00", "", " ", "m"]
+
+
+def _tricky_float(rng: random.Random) -> Any:
+    r = rng.random()
+    if r < 0.3:                                                    # any finite double, from its bits
+        while True:
+            value = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+            if math.isfinite(value):
+                return value
+    if r < 0.4:
+        return rng.choice([float("nan"), float("inf"), float("-inf")])
+    if r < 0.5:
+        return rng.choice([True, False, 0, 1, -0.0, 5e-324, 1.7976931348623157e308, 1e-07, 1e16, 2 ** 53 + 1])
+    return rng.random() * 10 ** rng.randint(-6, 17)
+
+
+def _tricky_label(rng: random.Random, qid: str) -> Any:
+    if rng.random() < 0.25:
+        return rng.choice([{"a": [1, {"b": None}]}, [["x"], "y"], True, False, 0, 1.5, float("nan"), "\u00e9",
+                           {"\U0001F600": "k"}, []])
+    return _label(rng, qid)
+
+
+def _tricky_row(rng: random.Random, i: int, shape: dict) -> dict:
+    row = json.loads(json.dumps(shape))                           # the shape's keys, in its order
+    row["state"] = rng.choice(TRICKY_STRINGS + ["s%d" % (i % 40)])
+    row["expected"] = {q: _tricky_label(rng, q) for q in row["expected"]}
+    for qid, answer in row["answers"].items():
+        for key in answer:
+            if key in ("answer_confidence", "confidence", "noul", "score"):
+                answer[key] = _tricky_float(rng)
+            elif key == "choice":
+                answer[key] = rng.choice(["refund", "cancel", "other", True, None] + TRICKY_STRINGS)
+            elif key == "probabilities":
+                answer[key] = {k: _tricky_float(rng) for k in answer[key]}
+    if "language" in row:
+        row["language"] = rng.choice(TRICKY_STRINGS + ["en", None, True])
+    if "tags" in row:
+        row["tags"] = rng.sample(TRICKY_STRINGS, rng.randint(0, 3))
+    if "latency_ms" in row:
+        value = _tricky_float(rng)
+        row["latency_ms"] = (abs(value) if isinstance(value, float) and math.isfinite(value) else
+                             rng.choice([12.5, 0, 3]))
+    return row
+
+
+def write_tricky(path: Path, n: int, seed: int) -> Path:
+    rng = random.Random(seed)
+    shapes = [{"state": "", "questions": BODIES, "expected": {"intent": "refund", "spam": True, "urgency": 1},
+               "language": "en", "tags": [],
+               "answers": {"intent": {"type": "choice", "choice": "refund", "probabilities": {"refund": 0.5,
+                                                                                             "other": 0.5},
+                                      "answer_confidence": 0.5},
+                           "spam": {"type": "noul", "noul": 0.5, "confidence": 0.5},
+                           "urgency": {"type": "score", "score": 1.5}},
+               "latency_ms": 1.0},
+              {"state": "", "questions": {"pick": BODIES["pick"]}, "expected": {"pick": "a"}, "tags": ["t"],
+               "answers": {"pick": {"type": "choice", "choice": "a", "confidence": 0.5}}}]
+    rows: List[dict] = []
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(n):
+            row = rows[rng.randrange(len(rows))] if rows and rng.random() < 0.1 else _tricky_row(rng, i, rng.choice(shapes))
+            rows.append(row)
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("seed", [21, pytest.param(22, marks=pytest.mark.slow)])
+def test_awkward_values_store_the_same_cells(tmp_path, monkeypatch, seed):
+    """NaN/Infinity tokens, doubles from random bits (their text comes from DuckDB, checked against the
+    line), booleans where numbers go, nested labels, unicode and escapes; small blocks, so repeated
+    cases are numbered across blocks."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 20000)
+    path = write_tricky(tmp_path / "answers.jsonl", 900, seed)
+    fast = ingest_both(tmp_path, path)
+    assert fast > 150, "the template path read only %d rows" % fast
+
+
+def test_case_numbers_count_like_the_per_row_buffer():
+    """CaseNumbers (10-byte digests in sorted numpy runs) numbers repeats exactly as a dict does,
+    across blocks, including digests that end in NUL bytes."""
+    from laya_cases.record.ingest.ids import CaseNumbers, digests, from_hex, to_hex
+    import hashlib
+    rng = random.Random(4)
+    for _trial in range(60):
+        numbers, seen = CaseNumbers(), {}
+        pool = [bytes(rng.randrange(256) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(1, 25))]
+        for _block in range(rng.randint(1, 9)):
+            keys = [rng.choice(pool) for _ in range(rng.randint(0, 30))]
+            column = to_hex(digests(keys))
+            assert column.to_pylist() == [hashlib.blake2b(k, digest_size=10).hexdigest() for k in keys]
+            assert to_hex(digests(keys, b"\0q\0")).to_pylist() == [
+                hashlib.blake2b(k + b"\0q\0", digest_size=10).hexdigest() for k in keys]
+            with_nulls = pa.array([None] + column.to_pylist() + [None], pa.string())
+            found = numbers.number(from_hex(with_nulls))
+            for pos, digest in enumerate(column.to_pylist()):
+                seen[digest] = seen.get(digest, 0) + 1
+                assert (found or {}).get(pos, 1) == seen[digest]
+    import numpy as np
+    numbers = CaseNumbers()
+    ends_in_nul = np.array([b"ab" + b"\0" * 8, b"ab" + b"\0" * 7 + b"\1", b"ab"], dtype="S10")
+    assert numbers.number(ends_in_nul) == {2: 2}
+    assert numbers.number(ends_in_nul) == {0: 3, 1: 2, 2: 4}
+
+
+def test_slice_sets_of_many_distinct_attributes_are_numbered_in_first_appearance(tmp_path):
+    """More combinations than one int64 code can hold: the codes are renumbered on the way."""
+    rng = random.Random(8)
+    n = 12000
+    cols = {name: [rng.choice([None, "v%d" % rng.randrange(10 ** 6)]) for _ in range(n)]
+            for name in ("language_key", "model_key", "qid", "answer_type")}
+    cols["tags"] = [rng.choice([[], [""], ["a,b"], ["a", "b"], ["t%d" % rng.randrange(10 ** 6)], None]) for _ in range(n)]
+    cols["correct"] = [rng.choice([True, False, None]) for _ in range(n)]
+    table = pa.table(cols)
+    bulk = ingest_bulk.BulkIngest.__new__(ingest_bulk.BulkIngest)
+    bulk.slice_sets = {"earlier": 0}
+    got = bulk._slice_sets(table).to_pylist()
+    assert math.prod(len(set(map(repr, v))) + 1 for v in cols.values()) >= 1 << 62     # the renumbering ran
+    want, ids = [], {"earlier": 0}
+    for i in range(n):
+        combo = tuple((tuple(cols[k][i] or ()) if k == "tags" else cols[k][i])      # DecisionBuffer._append's
+                      for k in ("language_key", "model_key", "qid", "tags", "answer_type", "correct"))
+        want.append(ids.setdefault(combo, len(ids)))
+    assert got == want
+
+
+@pytest.mark.parametrize("bad_first", [True, False])
+def test_a_late_carriage_return_reads_row_by_row_from_the_start(tmp_path, monkeypatch, bad_first):
+    """Block i+1 is read while block i is being stored: a carriage return found ahead still sends the
+    whole file to the per-row path, and a bad line before it is still the one error."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 4000)
+    rng = random.Random(12)
+    rows = [json.dumps(_vary(rng, {"state": "s", "questions": BODIES, "expected": {"spam": True},
+                                   "answers": {"spam": {"type": "noul", "noul": 0.25}}}), ensure_ascii=False)
+            for _ in range(120)]
+    if bad_first:
+        rows[3] = rows[3].replace('"noul": ', '"noul": "', 1).replace("}}", '"}}', 1)    # a string noul
+    data = "\n".join(rows).encode("utf-8") + b"\r\n" + rows[0].encode("utf-8") + b"\n"
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(data)
+    if not bad_first:
+        ingest_both(tmp_path, path)
+        return
+    messages = []
+    for bulk in (True, False):
+        with pytest.raises(UsageError) as err:
+            ingest(Warehouse(str(tmp_path / ("wh%d" % bulk))), str(path), run_id="r", bulk=bulk)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and ":4 " in messages[0]
+
+
+def test_float_text_from_arrow_when_duckdb_does_not_write_repr(tmp_path, monkeypatch):
+    """A DuckDB whose double -> VARCHAR is not Python's repr() is not trusted: Arrow writes the float
+    text, and the cells are the same."""
+    from laya_cases.record.ingest.template import writes_repr
+    assert writes_repr(__import__("duckdb").connect())         # the DuckDB this suite runs with does
+    monkeypatch.setattr(ingest_bulk, "writes_repr", lambda con: False)
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 20000)
+    path = write_tricky(tmp_path / "answers.jsonl", 500, 23)
+    assert ingest_both(tmp_path, path) > 80

@@ -1,0 +1,256 @@
+"""`laya-cases serve` through Starlette's TestClient (issue 13): every page answers, its numbers are
+`report --json`'s and `diff --json`'s, filters and paging are pushed into DuckDB, and URL fuzzing gives
+400 pages and leaves the store's files as they were."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT, cli, snapshot_tree, wait_for
+from test_html_report import data_values, make_store
+from laya_cases.query.sql import connect
+
+pytest.importorskip("starlette", reason="laya-cases serve needs: pip install -e '.[serve]' from the clone")
+pytest.importorskip("httpx", reason="Starlette's TestClient needs: pip install httpx")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    return make_store(tmp_path_factory.mktemp("serve"))
+
+
+@pytest.fixture(scope="module")
+def client(store):
+    from starlette.testclient import TestClient
+
+    from laya_cases.views.serve import create_app
+
+    client = TestClient(create_app(store), raise_server_exceptions=False)
+    client.app_store = store
+    return client
+
+
+def report_json(store: Path, *args: str) -> dict:
+    return json.loads(cli("report", "demo", "-w", str(store), "--json", "-", "--no-cases", *args, check=True).stdout)
+
+
+def test_runs_page_lists_every_run_with_its_identity(client):
+    r = client.get("/")
+    assert r.status_code == 200 and "text/html" in r.headers["content-type"]
+    for needle in ('href="/run/demo"', 'href="/run/other"', "labelled_rows_sha256", 'action="/compare"'):
+        assert needle in r.text
+    assert "<script" not in r.text.lower()
+    from laya_cases.store.warehouse import Warehouse
+
+    digest = connect(Warehouse(client.app_store)).execute(
+        "SELECT labelled_rows_sha256 FROM runs WHERE run_id = 'demo'").fetchone()[0]
+    assert 'title="%s"' % digest in r.text                 # identity: the full digest, shortened on screen
+
+
+def test_run_page_numbers_equal_report_json(client, store):
+    doc = report_json(store)
+    text = client.get("/run/demo").text
+    overall = re.search(r'<table class="overall">.*?</table>', text, re.S).group(0)
+    for name, value in doc["overall"].items():
+        row = re.search(r'<td id="m-%s">.*?</tr>' % re.escape(name), overall, re.S).group(0)
+        assert data_values(row)[0] == json.dumps(value), name
+    for dim, groups in doc["slices"].items():
+        table = re.search(r'<h3 id="slice-%s">.*?</table>' % dim, text, re.S).group(0)
+        shown = set(data_values(table))
+        assert all(json.dumps(v) in shown for g in groups.values() for v in g.values()), dim
+    assert text.count("<svg") == 2
+
+
+def _case_rows(text: str) -> list:
+    body = re.search(r'<table class="cases">.*?<tbody>(.*?)</tbody>', text, re.S).group(1)
+    return re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+
+
+def test_cases_filters_and_keyset_paging_walk_every_matching_case_once(client, store):
+    from laya_cases.store.warehouse import Warehouse
+
+    con = connect(Warehouse(store), ["demo"])
+    expected = con.execute("SELECT row_index, qid FROM cases WHERE language_key = 'en' AND NOT correct "
+                           "ORDER BY row_index, qid").fetchall()
+    assert len(expected) >= 2
+    seen, url = [], "/run/demo/cases?language=en&outcome=incorrect&limit=1"
+    while url and len(seen) <= len(expected):
+        text = client.get(url).text
+        assert 'data-v="%d"' % len(expected) in text        # the count of all matching cases
+        for row in _case_rows(text):
+            found = re.search(r'row=(\d+)&amp;qid=([^"]+)"', row)
+            seen.append((int(found.group(1)), html.unescape(found.group(2))))
+        nxt = re.search(r'<a href="([^"]+)">Next page', text)
+        url = html.unescape(nxt.group(1)) if nxt else None
+    assert seen == expected
+    conf = client.get("/run/demo/cases?min_confidence=0.9&max_confidence=1").text
+    n = con.execute("SELECT count(*) FROM cases WHERE confidence BETWEEN 0.9 AND 1").fetchone()[0]
+    assert 'id="n-matching" data-v="%d"' % n in conf and len(_case_rows(conf)) == n
+    tag = client.get("/run/demo/cases?tag=vip&qid=spam").text
+    n = con.execute("SELECT count(*) FROM cases WHERE list_contains(tags, 'vip') AND qid = 'spam'").fetchone()[0]
+    assert 'id="n-matching" data-v="%d"' % n in tag and n > 0
+
+
+def test_case_page_shows_state_options_probabilities_and_gold(client, store):
+    r = client.get("/run/demo/case?row=1&qid=intent")
+    assert r.status_code == 200
+    from laya_cases.store.warehouse import Warehouse
+
+    case = connect(Warehouse(store), ["demo"]).execute(
+        "SELECT expected_json, options, probabilities FROM cases WHERE row_index = 1 AND qid = 'intent'").fetchone()
+    assert html.escape(json.loads(case[0])) in re.search(r'<pre id="gold">(.*?)</pre>', r.text, re.S).group(1)
+    options = re.search(r'<table class="options">.*?</table>', r.text, re.S).group(0)
+    assert data_values(options) == [repr(p) for p in case[2]]
+    assert all(">%s<" % o in options for o in case[1])
+    assert client.get("/run/demo/case?row=0&qid=nope").status_code == 400
+    assert client.get("/run/demo/case?row=15&qid=intent").status_code == 200
+
+
+def test_compare_page_numbers_equal_diff_json(client, store, tmp_path):
+    out = tmp_path / "d.json"
+    cli("diff", "demo", "other", "--by", "language", "-w", str(store), "--json", str(out), check=True)
+    d = json.loads(out.read_text(encoding="utf-8"))
+    text = client.get("/compare?a=demo&b=other&by=language").text
+    values = data_values(text)
+    for key in ("right_to_wrong", "wrong_to_right", "paired", "accuracy_a", "accuracy_b", "delta", "mcnemar_p"):
+        assert json.dumps(d[key]) in values, key
+    assert 'data-lo="%r"' % d["ci95"][0] in text and "Flipped cases (%d)" % len(d["flips"]) in text
+    for g in d["slices"]["language"].values():
+        assert json.dumps(g["delta"]) in values and json.dumps(g["ci95"][1]) in values
+
+
+FUZZ = [
+    "/run/demo%27%20OR%201=1--", "/run/%2e%2e", "/run/..%2f..%2fetc%2fpasswd", "/run/demo%00", "/run/%F0%9F%92%A3",
+    "/run/nope", "/run/" + "a" * 600, "/run/demo?x=1", "/run/demo/cases?language=en%27%3B%20DROP%20TABLE%20cases--",
+    "/run/demo/cases?qid=intent&qid=spam", "/run/demo/cases?limit=0", "/run/demo/cases?limit=99999999999999999999",
+    "/run/demo/cases?limit=-1", "/run/demo/cases?min_confidence=nan", "/run/demo/cases?max_confidence=1e999",
+    "/run/demo/cases?min_confidence=0.9&max_confidence=0.1", "/run/demo/cases?after_row=1",
+    "/run/demo/cases?after_row=1&after_qid=%00", "/run/demo/cases?after_row=9223372036854775808&after_qid=intent",
+    "/run/demo/cases?outcome=maybe", "/run/demo/cases?tag=%3Cscript%3E", "/run/demo/cases?model=%EF%BF%BF",
+    "/run/demo/case", "/run/demo/case?row=1", "/run/demo/case?row=1e3&qid=intent", "/run/demo/case?row=%d&qid=intent" % 10 ** 30,
+    "/run/demo/case?row=0x10&qid=intent", "/run/demo/case?row=%EF%BC%91&qid=intent", "/run/demo/case?row=1&qid=..%2f..",
+    "/compare?a=demo", "/compare?a=demo&b=..%2fother", "/compare?a=demo&b=other&by=language%27--",
+    "/compare?a=demo&b=other&by=" + "x" * 5000, "/?q=%00",
+]
+
+
+def test_url_fuzzing_gives_400_pages_and_leaves_the_store_unchanged(client, store):
+    before = snapshot_tree(store)
+    for url in FUZZ:
+        r = client.get(url)
+        assert r.status_code == 400, (url, r.status_code)
+        assert "Traceback" not in r.text and "<script" not in r.text.lower() and 'id="error"' in r.text
+    for method in ("post", "put", "delete", "patch"):
+        assert getattr(client, method)("/run/demo").status_code == 405
+    for url in ("/etc/passwd", "/run/demo/../../warehouse", "/cases/run_id=demo/part-00000.parquet"):
+        assert client.get(url).status_code in (400, 404)        # unknown routes: no file is ever served
+    assert snapshot_tree(store) == before
+
+
+def test_the_fuzz_check_can_fail(client):
+    """A good URL of each page answers 200 (the 400s above are the parameters' doing)."""
+    for url in ("/", "/run/demo", "/run/demo/cases?language=en&outcome=correct&min_confidence=0.1&limit=3",
+                "/run/demo/case?row=1&qid=intent", "/compare?a=demo&b=other", "/run/demo/cases?after_row=1&after_qid=intent"):
+        assert client.get(url).status_code == 200, url
+
+
+def test_import_laya_cases_and_other_commands_do_not_load_starlette():
+    code = ("import sys, laya_cases, laya_cases.views.html, laya_cases.views.serve; from laya_cases_cli import commands; "
+            "assert not [m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')], 'loaded'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(ROOT))
+
+
+def test_the_docs_query_is_the_cases_page(client, store):
+    """docs/html.md's plain-DuckDB query returns the rows the cases page shows."""
+    import duckdb
+
+    block = re.search(r"```sql\n(.*?)```", (ROOT / "docs" / "html.md").read_text(encoding="utf-8"), re.S).group(1)
+    rows = duckdb.connect().execute(block.replace("warehouse/", str(store).replace("'", "''") + "/")).fetchall()
+    text = client.get("/run/demo/cases?language=en&outcome=incorrect").text
+    shown = [(int(a), html.unescape(b)) for a, b in re.findall(r'row=(\d+)&amp;qid=([^"]+)"', text)]
+    assert len(rows) >= 2 and shown == [(r[0], r[1]) for r in rows]
+
+
+@pytest.mark.slow   # a real server process
+def test_cli_serve_listens_on_localhost_and_answers(store):
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "laya_cases_cli", "serve", "-w", str(store), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
+    pages: list = []
+
+    def served() -> bool:
+        try:
+            pages.append(urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=2).read().decode("utf-8"))
+            return True
+        except OSError:
+            return False
+    try:
+        wait_for(served, proc, "the server's first page")
+        assert 'href="/run/demo"' in pages[-1]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert cli("serve", "-w", str(store), "--port", "0").returncode == 2
+
+
+def test_every_page_escapes_stored_values(tmp_path):
+    from urllib.parse import urlencode
+
+    from starlette.testclient import TestClient
+
+    from helpers import record_to_row, write_jsonl
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.views.serve import create_app
+    from laya_cases.store.warehouse import Warehouse
+
+    evil = '<script>alert("x")</script>&\'"'
+    rows = [record_to_row(i, {"qid": evil, "qtype": "choice", "gold": evil, "pred": "b" if i % 2 else evil,
+                              "answer_confidence": 0.5 + i / 10, "language": evil, "tags": [evil], "model": evil})
+            for i in range(4)]
+    wh = Warehouse(tmp_path / "wh")
+    ingest(wh, str(write_jsonl(tmp_path / "evil.jsonl", rows)), run_id="evil")
+    ingest(wh, str(write_jsonl(tmp_path / "evil2.jsonl", rows[::-1])), run_id="evil2")
+    client = TestClient(create_app(wh), raise_server_exceptions=False)
+    urls = ["/", "/run/evil", "/run/evil/cases?" + urlencode({"language": evil, "qid": evil, "tag": evil}),
+            "/run/evil/case?" + urlencode({"row": 1, "qid": evil}), "/compare?a=evil&b=evil2&by=language",
+            "/run/evil/cases?" + urlencode({"language": evil + "x"})]
+    statuses = []
+    for url in urls:
+        r = client.get(url)
+        statuses.append(r.status_code)
+        assert "<script" not in r.text.lower(), url
+    assert statuses == [200, 200, 200, 200, 200, 400]
+    assert "alert(&quot;x&quot;)" in client.get(urls[2]).text
+
+
+def test_without_starlette_serve_is_one_usage_line(monkeypatch, store):
+    from laya_cases.core.errors import UsageError
+    from laya_cases.views.serve import create_app
+
+    monkeypatch.setitem(sys.modules, "starlette", None)        # as if the serve extra were not installed
+    with pytest.raises(UsageError, match=r"pip install -e '%s\[serve\]'" % re.escape(str(ROOT))):
+        create_app(store)
+
+
+def test_serve_without_the_extra_announces_nothing(monkeypatch, store):
+    """The extra is checked before the "serving ... on http://..." line: a user never sees a server that is not."""
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401
+    from laya_cases_cli.app import app
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    result = CliRunner().invoke(app, ["serve", "-w", str(store)])
+    assert result.exit_code == 2 and "serving" not in result.output
+    assert "bash scripts/setup.sh dev" in result.output
