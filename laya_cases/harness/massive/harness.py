@@ -5,8 +5,9 @@ first `per_lang` rows are sampled exactly as the reference does (laya_cases.harn
 a fresh random.Random(seed) per language, n_opts options, the fixed instruction, option texts), and
 every row carries `item_id` (the MASSIVE id) and its state `{"utterance": text}`. All rows then
 go through the run loop of `laya-cases run` (MassiveJob on laya_cases.run.execute: chunking, timing,
---on-error, chunk commits and --resume, the runner registry and its flags); the decision rows also store the state as compact
-JSON (`state_json`), so the harness document (S7.7) is recomputed from the store. A Laya
+--on-error, chunk commits and --resume, the runner registry and its flags); the decision rows also
+store the state as compact JSON (`state_json`), so the harness document (S7.7) is recomputed from the
+store. A Laya
 checkpoint runner is asked for unrounded probabilities (`exact`) and stores raw logits and both
 temperatures. The run's config records the harness parameters under `massive` (S7.8).
 """
