@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Any, NoReturn, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -68,6 +68,18 @@ class _App(typer.Typer):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("context_settings", {"help_option_names": ["-h", "--help"]})
         super().__init__(*args, **kwargs)
+        self._built: Any = None
+
+    def click(self):
+        """The click command tree, built once per set of registered commands: typer rebuilds it on every
+        call (~40 ms with two dozen commands), and `main` reads it twice (the pyproject defaults)."""
+        key = (len(self.registered_commands), len(self.registered_groups))
+        if self._built is None or self._built[0] != key:
+            self._built = (key, typer.main.get_command(self))
+        return self._built[1]
+
+    def __call__(self, *args, **kwargs):
+        return self.click()(*args, **kwargs)      # pretty_exceptions_enable=False: typer's hook adds nothing
 
     def command(self, *args, **kwargs):
         register = super().command(*args, **kwargs)
@@ -177,7 +189,7 @@ def _config_defaults():
     from laya_cases_cli import config
 
     found = config.find(Path.cwd())
-    return None if found is None else config.default_map(typer.main.get_command(app), found)
+    return None if found is None else config.default_map(app.click(), found)
 
 
 def _run() -> int:
