@@ -11,8 +11,10 @@ the app is entered (main(), `python -m laya_cases_cli`, typer's CliRunner); a fa
 from __future__ import annotations
 
 import functools
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Iterator, NoReturn, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -35,6 +37,7 @@ def check_outputs() -> None:
 
     from laya_cases.store.outputs import refuse_output, store_roots
 
+    console.STDOUT["taken_by"] = None
     ctx = get_current_context(silent=True)
     if ctx is None:
         return
@@ -43,9 +46,37 @@ def check_outputs() -> None:
     if not outputs:
         return
     roots = store_roots(ctx.params.get("warehouse"))
+    dashed = []
     for param, value in outputs:
         flag = next(o for o in param.opts if o in OUTPUT_FLAGS)
-        refuse_output(value, flag, roots, folder=getattr(param, "metavar", None) == "DIR")
+        folder = getattr(param, "metavar", None) == "DIR"
+        if is_stdout(value):
+            if folder:
+                raise UsageError("%s -: stdout is one stream, not a folder; name a directory" % flag)
+            dashed.append(flag)
+        refuse_output(value, flag, roots, folder=folder)
+    if len(dashed) > 1:
+        raise UsageError("%s %s `-`: only one output can go to stdout"
+                         % (" and ".join(dashed), "both say" if len(dashed) == 2 else "all say"))
+    console.STDOUT["taken_by"] = dashed[0] if dashed else None
+
+
+def is_stdout(path) -> bool:
+    """`-` for a FILE option means stdout (click's convention)."""
+    return path is not None and str(path) == "-"
+
+
+@contextmanager
+def output_file(path: Path) -> Iterator[Path]:
+    """The path a library writer writes to: the FILE option itself, or for `-` a temporary file whose
+    bytes go to stdout once the writer is done."""
+    if not is_stdout(path):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="laya-cases-") as tmp:
+        target = Path(tmp) / "out"
+        yield target
+        console.file_to_stdout(target.read_bytes())
 
 
 def usage_boundary(fn):
@@ -79,6 +110,7 @@ class _App(typer.Typer):
         return self._built[1]
 
     def __call__(self, *args, **kwargs):
+        console.STDOUT["taken_by"] = None           # a command's `-` output takes stdout (check_outputs)
         return self.click()(*args, **kwargs)      # pretty_exceptions_enable=False: typer's hook adds nothing
 
     def command(self, *args, **kwargs):
@@ -137,7 +169,11 @@ def fail(message: str) -> NoReturn:
 
 
 def write_text(path: Optional[Path], content: str, what: str) -> None:
+    """Write a command's output file; `-` writes it to stdout."""
     if path is None:
+        return
+    if is_stdout(path):
+        console.file_to_stdout(content)
         return
     check_outputs()                         # again, at the write: defence in depth
     try:

@@ -28,8 +28,24 @@ FORMATS = ("table", "csv", "json")
 
 
 # ---------------------------------------------------------------------------- lines
+#: A file option given as `-` (click's convention) writes that file to stdout. The text for people is then
+#: not printed, so a pipe sees the file's bytes alone; notes and errors stay on stderr. Set for each command
+#: by app.check_outputs: the flag that took stdout, or None.
+STDOUT = {"taken_by": None}
+
+
+def _echo(text: Any, nl: bool = True) -> None:
+    if STDOUT["taken_by"] is None:
+        typer.echo(text, nl=nl)
+
+
+def file_to_stdout(text: Any) -> None:
+    """The content (text or bytes) of a file whose option was `-`."""
+    typer.echo(text, nl=False)
+
+
 def out(line: str = "") -> None:
-    typer.echo(line)
+    _echo(line)
 
 
 def err(line: str) -> None:
@@ -59,7 +75,7 @@ def print_report(doc: Dict[str, Any], slices: Sequence[str], view: str) -> None:
     """The report on stdout: the reference's lines (S4.5), or with --view table the tables for people."""
     if view == "table":
         width, color = terminal()
-        typer.echo(render(report_view(doc, slices, width), width, color), nl=False)
+        _echo(render(report_view(doc, slices, width), width, color), nl=False)
     else:
         from laya_cases.report import build as R
 
@@ -88,11 +104,11 @@ def print_result(columns: Optional[Sequence[str]], rows: Sequence[Sequence[Any]]
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-        typer.echo(buf.getvalue(), nl=False)
+        _echo(buf.getvalue(), nl=False)
     else:
         width, color = terminal()
         width = max(width, sum(len(c) + 2 for c in columns))      # many columns: wider lines, not wrapped names
-        typer.echo(render([result_table(columns, rows)], width, color), nl=False)
+        _echo(render([result_table(columns, rows)], width, color), nl=False)
 
 
 def check_sql_output(fmt: str, out: Any, max_rows: int) -> None:
@@ -121,14 +137,14 @@ def print_head(columns: Sequence[str], rows: Sequence[Sequence[Any]], more: Opti
 def write_bytes(chunks: Iterable[bytes]) -> None:
     """Bytes a writer produced (DuckDB's CSV or JSON), to stdout as they are."""
     for chunk in chunks:
-        typer.echo(chunk, nl=False)
+        _echo(chunk, nl=False)
 
 
 def print_runs(rows: Sequence[Dict[str, Any]]) -> None:
     width, color = terminal()
     from laya_cases_cli.runs_table import runs_text
 
-    typer.echo(runs_text(rows, width, color), nl=False)
+    _echo(runs_text(rows, width, color), nl=False)
 
 
 _NOTES = {"nan_dropped": "NaN, not published (S3.3)", "no_applicable_case": "no applicable case"}

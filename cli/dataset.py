@@ -9,7 +9,7 @@ import typer
 
 from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
-from laya_cases_cli.app import _App, app, warehouse_of
+from laya_cases_cli.app import _App, app, output_file, warehouse_of
 from laya_cases_cli.options import WAREHOUSE
 
 dataset_app = _App(help="Hugging Face datasets in and out: write a labelled dataset (JSON Lines) from a datasets "
@@ -63,9 +63,10 @@ def from_hf_command(
 
     if limit is not None and limit < 1:
         raise UsageError("--limit must be >= 1, got %d" % limit)
-    rows = from_hf(source, state=state[0] if len(state) == 1 else state, label=label, qid=qid, type=type_,
-                   options=option or None, instructions=instructions, language=language, tags=tags or None,
-                   item_id=item_id, limit=limit, split=split, config=config, out=out)
+    with output_file(out) as target:
+        rows = from_hf(source, state=state[0] if len(state) == 1 else state, label=label, qid=qid, type=type_,
+                       options=option or None, instructions=instructions, language=language, tags=tags or None,
+                       item_id=item_id, limit=limit, split=split, config=config, out=target)
     console.out("%d examples written to %s" % (len(rows), out))
 
 

@@ -41,10 +41,8 @@ def export_command(
     if not wh.has_run(run_id):
         fail("unknown run %r in warehouse %s (see `laya-cases runs`)" % (run_id, wh.root))
     text = json.dumps(document.build(wh, run_id), ensure_ascii=False, indent=1) + "\n"
-    if str(out) == "-":
-        console.out(text.rstrip("\n"))
-    else:
-        write_text(out, text, "harness document")
+    write_text(out, text, "harness document")         # `-`: to stdout
+    if str(out) != "-":
         console.note("wrote %s" % out)
 
 

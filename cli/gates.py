@@ -16,7 +16,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.gates import runner as G
 from laya_cases.query.engines import check_engine
 from laya_cases_cli import console
-from laya_cases_cli.app import app, warehouse_of, write_text
+from laya_cases_cli.app import app, is_stdout, warehouse_of, write_text
 from laya_cases_cli.options import _REPORT_PARAMS, JUNIT, SUMMARY, WAREHOUSE
 
 _ENGINE = {name: option for name, _, option in _REPORT_PARAMS if name in ("engine", "spark_master")}
@@ -63,6 +63,9 @@ def verdict(result: G.GateResult, junit: Optional[str], summary: Optional[str], 
 
 def _write(path: Optional[str], text: str, mode: str, flag: str) -> None:
     if path is None:
+        return
+    if is_stdout(path):
+        console.file_to_stdout(text)
         return
     try:
         with open(path, mode, encoding="utf-8") as handle:
@@ -172,6 +175,6 @@ def diff(
         write_text(json_out, json.dumps(result, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "diff")
     write_text(markdown_out, markdown(result, show, DIFF_BLOCKS), "diff markdown")
     if html_out is not None:
-        from laya_cases.views.html.files import diff_html, write_html
-        write_html(html_out, diff_html(result), "diff HTML")
+        from laya_cases.views.html.files import diff_html
+        write_text(html_out, diff_html(result), "diff HTML")
     finish(result["gate"]["failures"])

@@ -11,7 +11,7 @@ import typer
 
 from laya_cases.core.errors import UsageError
 from laya_cases_cli import console
-from laya_cases_cli.app import _App, app, warehouse_of, write_text
+from laya_cases_cli.app import _App, app, output_file, warehouse_of, write_text
 from laya_cases_cli.options import COMMIT_EVERY, RESUME, WAREHOUSE, resumed_id
 
 massive_app = _App(help="MASSIVE intent classification per language: write a sampled "
@@ -54,7 +54,8 @@ def dataset_command(
     if options < 1:
         raise UsageError("--options must be >= 1, got %d" % options)
     try:
-        n = massive.write(locale, out, n_rows=rows or None, n_opts=options, seed=seed, source=source)
+        with output_file(out) as target:
+            n = massive.write(locale, target, n_rows=rows or None, n_opts=options, seed=seed, source=source)
     except OSError as exc:
         raise UsageError("cannot write %r: %s" % (str(out), exc)) from None
     console.out("%d examples written to %s" % (n, out))
@@ -169,11 +170,8 @@ def run_command(
         raise typer.Exit(1)
     console.committed(recorded.run_id, wh.root, recorded.n_errors)
     doc = document.build(wh, recorded.run_id)
-    if json_out is not None and str(json_out) == "-":
-        console.out(json.dumps(doc, ensure_ascii=False, indent=1))
-    else:
-        print_document(doc)
-        write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", "harness document")
+    print_document(doc)                       # not printed when an output is `-` (stdout is that file's)
+    write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", "harness document")
     write_text(markdown_out, markdown(doc), "markdown table")
 
 

@@ -10,7 +10,7 @@ import typer
 from laya_cases.core.errors import UsageError
 from laya_cases.report.request import ReportRequest
 from laya_cases_cli import console
-from laya_cases_cli.app import app, warehouse_of
+from laya_cases_cli.app import app, output_file, warehouse_of
 from laya_cases_cli.options import WAREHOUSE, report_options
 from laya_cases_cli.store import emit_report
 
@@ -89,5 +89,6 @@ def banking77_command(
         raise UsageError("--rows must be >= 1, got %d" % rows)
     if every < 1:
         raise UsageError("--every must be >= 1, got %d" % every)
-    n = banking77.write(out, source=source, n_rows=rows, every=every)
+    with output_file(out) as target:
+        n = banking77.write(target, source=source, n_rows=rows, every=every)
     console.out("%d examples written to %s" % (n, out))

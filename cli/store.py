@@ -186,8 +186,8 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
                              con=session.duckdb if not request.no_cases else None)
     write_text(request.markdown_out, R.markdown(doc), "markdown report")
     if request.html_out is not None:           # self-contained HTML (laya_cases/html, docs/html.md)
-        from laya_cases.views.html.files import save_report
-        save_report(request.html_out, wh, run_id, doc, session.duckdb)
+        from laya_cases.views.html.files import report_file
+        write_text(request.html_out, report_file(wh, run_id, doc, session.duckdb), "HTML report")
     finish(failures)
     return doc
 
@@ -274,8 +274,11 @@ def sql_command(
     with listing.time_limit(con, timeout):
         rel = listing.user_relation(con, text)
         console.check_sql_output(fmt, out, max_rows)   # after the query's own errors, before its rows are read
-        if out is not None:
-            n = listing.write_result(con, rel, fmt, check_output(out, wh.root))
+        if out == "-" and fmt != "parquet":      # `-`: the file's rows to stdout, as without --out
+            for chunk in listing.result_chunks(con, rel, fmt):
+                console.file_to_stdout(chunk)
+        elif out is not None:
+            n = listing.write_result(con, rel, fmt, "/dev/stdout" if out == "-" else check_output(out, wh.root))
             console.note("wrote %d row(s) to %s" % (n, out))
         elif fmt == "table":
             console.print_head(*listing.head(con, rel, max_rows))

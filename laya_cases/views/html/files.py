@@ -44,7 +44,12 @@ def write_html(path, text: str, what: str = "HTML report") -> None:
         raise UsageError("cannot write %s %r: %s" % (what, str(path), exc)) from None
 
 
+def report_file(wh, run_id: str, doc: Dict[str, Any], con: Any = None) -> str:
+    """The HTML report file of a committed run, its case summary read from the store (through `con`, a
+    report session's DuckDB connection, else one of its own)."""
+    return report_html(doc, case_summary(con if con is not None else connect(wh, [run_id]), run_id))
+
+
 def save_report(path, wh, run_id: str, doc: Dict[str, Any], con: Any = None) -> None:
-    """`report --html FILE`: the report file of a committed run, its case summary read from the store
-    (through `con`, a report session's DuckDB connection, else one of its own)."""
-    write_html(path, report_html(doc, case_summary(con if con is not None else connect(wh, [run_id]), run_id)))
+    """`report --html FILE`: write report_file."""
+    write_html(path, report_file(wh, run_id, doc, con))
