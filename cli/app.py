@@ -102,11 +102,14 @@ class _App(typer.Typer):
         self._built: Any = None
 
     def click(self):
-        """The click command tree, built once per set of registered commands: typer rebuilds it on every
-        call (~40 ms with two dozen commands), and `main` reads it twice (the pyproject defaults)."""
+        """The click command tree, built once per set of registered commands (typer rebuilds it on every
+        call: ~40 ms with two dozen commands, and `main` reads it twice), with shell completion attached
+        (completion.py)."""
         key = (len(self.registered_commands), len(self.registered_groups))
         if self._built is None or self._built[0] != key:
-            self._built = (key, typer.main.get_command(self))
+            from laya_cases_cli.completion import attach
+
+            self._built = (key, attach(typer.main.get_command(self)))
         return self._built[1]
 
     def __call__(self, *args, **kwargs):
