@@ -53,6 +53,9 @@ _REPORT_PARAMS = [
                                               "instead of the text report.")),
     ("no_cases", bool, typer.Option(False, "--no-cases", help="Leave the JSON's `cases` list empty (metrics "
                                     "only: small and fast).")),
+    ("json_strict", bool, typer.Option(False, "--json-strict", help="Write null for NaN and Infinity in the JSON "
+                                       "(RFC 8259: JSON.parse and strict parsers read it); the default keeps the "
+                                       "reference's NaN tokens, byte for byte.")),
     ("markdown_out", Optional[Path], typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as "
                                                   "Markdown tables here.")),
     ("html_out", Optional[Path], typer.Option(None, "--html", metavar="FILE", help="Write a self-contained HTML "
@@ -116,7 +119,8 @@ def _report_request(v) -> ReportRequest:
     return ReportRequest(slices=tuple(v["slice_"] or ()), json_out=v["json_out"], markdown_out=v["markdown_out"],
                          score_within=tuple(v["score_within"] or ()), coverages=tuple(v["coverage"] or ()),
                          thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
-                         view=v["view"], no_cases=bool(v["no_cases"]), html_out=v["html_out"],
+                         view=v["view"], no_cases=bool(v["no_cases"]), json_strict=bool(v["json_strict"]),
+                         html_out=v["html_out"],
                          engine=v["engine"] or "duckdb", spark_master=v["spark_master"])
 
 

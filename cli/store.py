@@ -183,6 +183,7 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
         with StepProgress(quiet=request.json_to_stdout and console.stdout_is_terminal()) as bars:
             report_json.save(str(request.json_out), doc, wh, run_id, options.score_within,
                              with_cases=not request.no_cases, progress=bars.step("report JSON", "cases"),
+                             strict_json=request.json_strict,
                              con=session.duckdb if not request.no_cases else None)
     write_text(request.markdown_out, R.markdown(doc), "markdown report")
     if request.html_out is not None:           # self-contained HTML (laya_cases/html, docs/html.md)

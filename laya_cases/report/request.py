@@ -26,6 +26,7 @@ class ReportRequest:
     seed: int = 0
     view: str = "text"
     no_cases: bool = False                   # --no-cases: the JSON's `cases` list left empty
+    json_strict: bool = False                # --json-strict: null for NaN/Infinity (the default: the reference's)
     html_out: Optional[Path] = None          # --html FILE: the self-contained HTML report (laya_cases/html)
     engine: str = "duckdb"                   # --engine: duckdb or spark (laya_cases/engines, docs/scale.md)
     spark_master: Optional[str] = None       # --spark-master URL

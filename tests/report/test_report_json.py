@@ -266,3 +266,21 @@ def test_strict_json_writes_null_for_every_non_finite_number_and_leaves_strings(
         assert case["answer"]["confidence"] is None and case["tags"] == ["-Infinity"]
     with pytest.raises(ValueError, match="strict JSON has no NaN"):
         json.loads(default.getvalue().replace('"cases": [', '"x": NaN, "cases": ['), parse_constant=_reject)
+
+
+def test_the_json_strict_flag_writes_what_a_strict_parser_reads(store, tmp_path):
+    """`report RUN --json F --json-strict` (and `-`): the strict document; without the flag, the reference's bytes."""
+    from typer.testing import CliRunner
+
+    import laya_cases_cli.commands  # noqa: F401  (registers every command)
+    from laya_cases_cli.app import app
+
+    plain, strict = tmp_path / "plain.json", tmp_path / "strict.json"
+    for target, extra in ((plain, []), (strict, ["--json-strict"])):
+        result = CliRunner().invoke(app, ["report", "edge", "-w", str(store.root), "--json", str(target), *extra])
+        assert result.exit_code == 0, result.output
+    assert "NaN" in plain.read_text() and "Infinity" in plain.read_text()
+    got = json.loads(strict.read_text(), parse_constant=_reject)
+    assert got == json.loads(plain.read_text(), parse_constant=lambda token: None)
+    piped = CliRunner().invoke(app, ["report", "edge", "-w", str(store.root), "--json", "-", "--json-strict"])
+    assert json.loads(piped.stdout, parse_constant=_reject) == got
