@@ -163,12 +163,15 @@ def diff(
     """
     from laya_cases.harness.diff_blocks import DIFF_BLOCKS
     from laya_cases.report.diff import diff as do_diff, markdown, text_lines
+    from laya_cases_cli.progress import StepProgress
 
     if show < 0:
         raise UsageError("--show must be >= 0, got %d" % show)
     bound = G.parse_limit("--max-flip-rate", max_flip_rate)
-    result = do_diff(warehouse_of(warehouse), run_a, run_b, by=by, bootstrap=bootstrap, seed=seed,
-                     max_flip_rate=bound, engine=check_engine(engine), master=spark_master, blocks=DIFF_BLOCKS)
+    with StepProgress() as bars:              # a bar on a terminal's stderr, gone before anything is printed
+        result = do_diff(warehouse_of(warehouse), run_a, run_b, by=by, bootstrap=bootstrap, seed=seed,
+                         max_flip_rate=bound, engine=check_engine(engine), master=spark_master, blocks=DIFF_BLOCKS,
+                         phase=bars.phases("diff"))
     for line in text_lines(result, show, DIFF_BLOCKS):
         console.out(line)
     if json_out is not None:

@@ -60,13 +60,19 @@ class DiffBlock:
 
 def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0,
          max_flip_rate: Optional[float] = None, engine: str = "duckdb", master: Optional[str] = None,
-         blocks: Sequence[DiffBlock] = ()) -> Dict[str, Any]:
+         blocks: Sequence[DiffBlock] = (),
+         phase: Optional[Callable[[int, int, str], None]] = None) -> Dict[str, Any]:
     """Compare run B against run A case by case; returns the diff document (see module docstring).
     `engine`, `master`: the engine that runs the SQL (query/engines, docs/scale.md); `blocks`: the
-    benchmarks' own sections, each present when both runs are of its kind."""
+    benchmarks' own sections, each present when both runs are of its kind; `phase(done, total, step)`
+    is called before each step (the command's progress bar)."""
     _check(by, bootstrap, seed, max_flip_rate)
     wh.require_run(run_a)
     wh.require_run(run_b)
+    steps = ["compare/diff_slices.sql", "compare/diff_replicates.sql", "bootstrap/intervals.sql",
+             "compare/diff_flips.sql"] + ["%s block" % b.name for b in blocks]
+    step = _stepper(phase, steps)
+    step()
     con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
     catalogue.materialize_all(con, catalogue.build_order(["diff_slices"], ("compare",)),
                               {"run_a": run_a, "run_b": run_b, "dim": by})
@@ -76,7 +82,9 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
                                          "row": pa.array(row, type=pa.int64()),
                                          "m": pa.array(multiplicity, type=pa.int64())}))
+    step()
     sqlfiles.materialize(con, "compare/diff_replicates.sql", "boot_values")
+    step()
     lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
     intervals = {(r["dim"], r["key"]): r for r in
                  sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper}))}
@@ -99,6 +107,7 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         overall.update({name: None for name in ("accuracy_a", "accuracy_b", "delta", "ci95", "flip_rate",
                                                 "mean_confidence_shift")})
         overall["mcnemar_p"] = 1.0
+    step()
     flips = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
              for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_flips.sql"))]
     drift = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
@@ -122,10 +131,22 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         "gate": {"max_flip_rate": max_flip_rate, "failures": failures},
     }
     for block in blocks:
+        step()
         value = block.compute(wh, con, run_a, run_b)
         if value is not None:
             result[block.name] = value
     return result
+
+
+def _stepper(phase: Optional[Callable[[int, int, str], None]], steps: List[str]) -> Callable[[], None]:
+    """A call per step, each telling `phase` which one starts (nothing without a phase)."""
+    done = [0]
+
+    def step() -> None:
+        if phase is not None and done[0] < len(steps):
+            phase(done[0], len(steps), steps[done[0]])
+        done[0] += 1
+    return step
 
 
 # ------------------------------------------------------------------------------- rendering

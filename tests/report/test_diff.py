@@ -184,3 +184,17 @@ def test_usage_errors_exit_2_nothing_written(store, tmp_path, args, needle):
     assert result.exit_code == 2 and result.stdout == "" and not out.exists()
     assert len(result.stderr.splitlines()) == 1 and needle in result.stderr
     assert snapshot_tree(store["wh"]) == before
+
+
+def test_the_progress_phases_name_each_step_in_order_and_change_nothing(store):
+    """`diff` draws a bar on a terminal: the phase callback is told each step as it starts."""
+    from laya_cases.harness.diff_blocks import DIFF_BLOCKS
+
+    seen: List[tuple] = []
+    wh = Warehouse(store["wh"])
+    with_bar = do_diff(wh, "a", "b", bootstrap=100, blocks=DIFF_BLOCKS, phase=lambda *a: seen.append(a))
+    assert with_bar == do_diff(wh, "a", "b", bootstrap=100, blocks=DIFF_BLOCKS)
+    total = 4 + len(DIFF_BLOCKS)
+    assert [(done, n) for done, n, _step in seen] == [(i, total) for i in range(total)]
+    assert [step for _d, _n, step in seen][:4] == ["compare/diff_slices.sql", "compare/diff_replicates.sql",
+                                                   "bootstrap/intervals.sql", "compare/diff_flips.sql"]
