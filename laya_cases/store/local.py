@@ -73,6 +73,12 @@ class LocalWarehouse(Layout):
             raise UsageError("cannot read %s: %s" % (part, exc.strerror or exc)) from None
         return [part / n for n in sorted(names) if n.endswith(".parquet")]
 
+    def stamp(self, run_id: str) -> tuple:
+        """What changes when the committed run `run_id` is replaced (gc, then the same id again): a cache
+        key for readers that keep its results (the web app)."""
+        st = self.run_file(run_id).stat()
+        return (run_id, st.st_mtime_ns, st.st_size)
+
     def run_row(self, run_id: str) -> Dict[str, object]:
         """A committed run's runs-table row (run_id, kind, counts, config_json, settings_json, ...)."""
         import pyarrow.parquet as pq

@@ -79,6 +79,10 @@ class DeltaTables(LocalWarehouse):
     def incomplete_ids(self) -> List[str]:
         return []
 
+    def stamp(self, run_id: str) -> tuple:
+        """A committed Delta run is never rewritten: its id cannot be committed twice (commit_runs_row)."""
+        return (run_id,)
+
     def run_row(self, run_id: str) -> Dict[str, object]:
         self.require_run(run_id)
         return delta.runs(self.location, [run_id]).to_pylist()[0]

@@ -31,8 +31,7 @@ class Data:
 
     # ------------------------------------------------------------------ caches
     def _stamp(self, run_id: str) -> tuple:
-        st = self.wh.run_file(run_id).stat()
-        return (run_id, st.st_mtime_ns, st.st_size)
+        return self.wh.stamp(run_id)
 
     def _remember(self, cache: OrderedDict, key, make, size: int = _CACHED):
         with self._lock:
