@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from laya_cases.runners.base import Capabilities, Runner, RunnerInfo
+from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
 
 
 def die_at_rename(root: str, kill_at: int) -> None:
@@ -92,3 +92,27 @@ class SingleModelDouble(ExplodingRunnerDouble):
 
     name = "single-model-double"
     capabilities = Capabilities(devices=("cpu",), per_row_model=False)
+
+
+class LogitsDouble(Runner):
+    """Score answers with raw logits and a temperature (the presentation checks need both), the same for
+    the same state; a FakeClock, when given, advances 5 ms per state."""
+
+    name = "logits-double"
+    capabilities = Capabilities()
+
+    def __init__(self, model: Any = None, clock: Optional[FakeClock] = None, **options: Any) -> None:
+        self.clock = clock
+        self.info = RunnerInfo(runner=self.name, model_id="logits-double", revision="r1")
+
+    def predict_batch(self, states: List[Any], questions: Dict[str, Any], **kwargs: Any) -> List[Dict[str, Any]]:
+        if self.clock is not None:
+            self.clock.advance_ms(5.0 * len(states))
+        out = []
+        for state in states:
+            z = {q: [((len(str(state)) + i * 7) % 5) / 4.0 for i in range(len(b["criteria"]))]
+                 for q, b in questions.items()}
+            out.append({"answers": {q: answer_from_probs(b, softmax(z[q], 0.8)) for q, b in questions.items()},
+                        "facts": {q: {"logits": z[q], "temperature": 0.8} for q in questions}})
+        return out
+

@@ -15,32 +15,14 @@ import typer
 from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
+from doubles import LogitsDouble
 from helpers import ROOT, flipped_support_answers
 from resume_double import ResumeDouble, write_dataset
 from laya_cases.runners import registry
-from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
+from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs
 from laya_cases_cli.app import OUTPUT_FLAGS, app
 
 DASH = "-"
-
-
-class LogitsDouble(Runner):
-    """Score answers with raw logits and a temperature (the presentation checks need both)."""
-
-    name = "dash-logits"
-    capabilities = Capabilities()
-
-    def __init__(self, model: Any = None, **options: Any):
-        self.info = RunnerInfo(runner=self.name, model_id="dash-logits", revision="r1")
-
-    def predict_batch(self, states, questions, **kwargs):
-        out = []
-        for state in states:
-            z = {q: [((len(str(state)) + i * 7) % 5) / 4.0 for i in range(len(b["criteria"]))]
-                 for q, b in questions.items()}
-            out.append({"answers": {q: answer_from_probs(b, softmax(z[q], 0.8)) for q, b in questions.items()},
-                        "facts": {q: {"logits": z[q], "temperature": 0.8} for q in questions}})
-        return out
 
 
 class RelevanceDouble(Runner):
@@ -157,7 +139,7 @@ def _cases(wh: Path, p: Dict[str, Path]) -> Dict[tuple, tuple]:
         ("shortlist", "--html"): (["shortlist", p["ds"], "--model", "resume-double", "--tournament", "--html", DASH]
                                   + w, False),
         ("banking77", "--out"): (["banking77", "--source", p["b77"], "--out", DASH], True),
-        ("presentation", "--json"): (["presentation", "--model", "dash-logits", "--json", DASH] + w, False),
+        ("presentation", "--json"): (["presentation", "--model", "logits-double", "--json", DASH] + w, False),
         ("robustness", "--json"): (["robustness", p["rob"], "--model", "resume-double", "--json", DASH] + w, False),
         ("robustness", "--markdown"): (["robustness", p["rob"], "--model", "resume-double", "--markdown", DASH] + w,
                                        False),

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List
 
 import pytest
 
-from doubles import FakeClock
+from doubles import FakeClock, LogitsDouble
 from resume_double import ResumeDouble, write_dataset
 from laya_cases.harness.massive.harness import Harness, run_harness
 from laya_cases.harness.presentation import harness as presentation
@@ -21,7 +21,7 @@ from laya_cases.query.sql import connect
 from laya_cases.run.execute import execute
 from laya_cases.run.job import Job
 from laya_cases.run.options import RunOptions
-from laya_cases.runners.base import Capabilities, Runner, RunnerInfo, answer_from_probs, softmax
+from laya_cases.runners.base import Runner
 from laya_cases.store import shards
 from laya_cases.store.check import check
 from laya_cases.store.warehouse import Warehouse
@@ -45,27 +45,6 @@ class KillAt(Runner):
         if self.calls == self.at:
             raise Killed()
         return self.inner.predict_batch(states, questions, **kwargs)
-
-
-class LogitsDouble(Runner):
-    """Score answers with raw logits and a temperature, as the presentation checks need them."""
-
-    name = "logits-double"
-    capabilities = Capabilities()
-
-    def __init__(self, clock: FakeClock):
-        self.clock = clock
-        self.info = RunnerInfo(runner=self.name, model_id="logits-double", revision="r1")
-
-    def predict_batch(self, states, questions, **kwargs):
-        self.clock.advance_ms(5.0 * len(states))
-        out = []
-        for state in states:
-            z = {qid: [((len(str(state)) + i * 7) % 5) / 4.0 for i in range(len(b["criteria"]))]
-                 for qid, b in questions.items()}
-            out.append({"answers": {qid: answer_from_probs(b, softmax(z[qid], 0.8)) for qid, b in questions.items()},
-                        "facts": {qid: {"logits": z[qid], "temperature": 0.8} for qid in questions}})
-        return out
 
 
 def _massive_folder(tmp_path: Path) -> Path:
