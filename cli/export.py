@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from laya_cases_cli import console
-from laya_cases_cli.app import app, fail, warehouse_of, write_text
+from laya_cases_cli.app import app, fail, is_stdout, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
 
 FORMATS = ("harness",)
@@ -42,7 +42,7 @@ def export_command(
         fail("unknown run %r in warehouse %s (see `laya-cases runs`)" % (run_id, wh.root))
     text = json.dumps(document.build(wh, run_id), ensure_ascii=False, indent=1) + "\n"
     write_text(out, text, "harness document")         # `-`: to stdout
-    if str(out) != "-":
+    if not is_stdout(out):
         console.note("wrote %s" % out)
 
 

@@ -85,7 +85,7 @@ class DecisionBuffer:
         return digest if n == 1 else "%s#%d" % (digest, n)
 
     def continue_from(self, case_ids: List[Optional[str]], slice_sets: Dict[tuple, int], n_cases: int,
-                      n_errors: int, counted: bool = False) -> None:
+                      n_errors: int) -> None:
         """Number on after committed rows (a resumed run or shard): their case ids' repeats (`<digest>#<n>`;
         a derived id `<parent>/<kind>` numbers nothing), their slice sets and the counts."""
         for case_id in case_ids:

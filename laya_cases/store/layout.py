@@ -94,6 +94,10 @@ def taken(run_id: str, root, why: str = "") -> UsageError:
     return UsageError("run id %s already exists in warehouse %s%s" % (shorten(repr(run_id)), root, why))
 
 
+#: `taken`'s `why` for the id of an incomplete run (a new writer may not reuse it)
+INCOMPLETE = " (an incomplete run; `laya-cases run ... --resume %s` continues it)"
+
+
 def check_free(wh, run_id: str) -> None:
     """A new run's id names no committed run of `wh` (a Warehouse, local or Delta)."""
     if wh.has_run(run_id):

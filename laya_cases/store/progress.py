@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError, shorten, shorten_path
 from laya_cases.store.files import commit_lock, ensure_dir, fsync_path, move, write_table
-from laya_cases.store.layout import PARTITION, PROGRESS_FILE, RUN_FILE, is_run_id, taken
+from laya_cases.store.layout import INCOMPLETE, PARTITION, PROGRESS_FILE, RUN_FILE, check_free, is_run_id, taken
 from laya_cases.store.leftovers import sweep_staging, writer_alive
 from laya_cases.store import schema
 
@@ -236,15 +236,14 @@ def check_owner(staged) -> None:
     """Under the commit lock: the id is not committed, and its progress entry is this writer's (or,
     before its first chunk, there is none)."""
     wh, rid = staged.warehouse, staged.run_id
-    if wh.has_run(rid):
-        raise taken(rid, wh.root)
+    check_free(wh, rid)
     if staged.chunked:
         entry = read_quiet(wh, rid)
         if entry is None or entry["writer"] != staged.path.name:
             raise UsageError("run %r was taken over by another writer in warehouse %s; this one stops"
                              % (rid, wh.root))
     elif os.path.lexists(wh.progress_file(rid)):
-        raise taken(rid, wh.root, " (an incomplete run; `laya-cases run ... --resume %s` continues it)" % rid)
+        raise taken(rid, wh.root, INCOMPLETE % rid)
 
 
 def stray_parts(partition: Path, listed: List[str]) -> List[Path]:

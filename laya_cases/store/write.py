@@ -21,7 +21,8 @@ from laya_cases.core.errors import UsageError
 from laya_cases.store import progress as run_progress
 from laya_cases.store.files import TMP, commit_lock, fsync_path, parquet_options, write_table
 from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE,
-                                     SLICE_SET_FILE, Layout, taken, validate_run_id)
+                                     SLICE_SET_FILE, INCOMPLETE, Layout, check_free, taken,
+                                     validate_run_id)
 from laya_cases.store.leftovers import LOCK_FILE, orphan_partitions, sweep_staging
 from laya_cases.store.locks import lock, unlock
 from laya_cases.store.progress import part_name
@@ -35,10 +36,9 @@ def stage(wh: Layout, run_id: str, resume: bool = False) -> Iterator["StagedRun"
     every directory this call created (a failed first ingest leaves no warehouse behind). With `resume`,
     the writer takes over the incomplete run `run_id` (its progress entry: `staged.progress`)."""
     validate_run_id(run_id)
-    if wh.has_run(run_id):
-        raise taken(run_id, wh.root)
+    check_free(wh, run_id)
     if not resume and os.path.lexists(wh.progress_file(run_id)):
-        raise taken(run_id, wh.root, " (an incomplete run; `laya-cases run ... --resume %s` continues it)" % run_id)
+        raise taken(run_id, wh.root, INCOMPLETE % run_id)
     with staging_area(wh, run_id) as staged:
         if resume:
             staged.progress = run_progress.claim(staged)
