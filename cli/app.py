@@ -11,7 +11,9 @@ the app is entered (main(), `python -m laya_cases_cli`, typer's CliRunner); a fa
 from __future__ import annotations
 
 import functools
+import os
 import tempfile
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, NoReturn, Optional
@@ -219,8 +221,20 @@ def main() -> None:
     from laya_cases.interop import pandas_probe
 
     pandas_probe.install()                  # no command needs pyarrow's pandas import (~0.3 s of CPU)
+    warnings.showwarning = _one_line_warning
+    if not sys.stderr.isatty():
+        # Hugging Face libraries draw their own bars on stderr ("Loading weights", "Generating train split",
+        # "Saving the dataset"); in a log or a pipe they are noise beside our one-line notes.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
     register_commands(sys.argv[1:])
     sys.exit(_run())
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A library's warning (e.g. laya's on a checkpoint's temperatures) as one line on stderr, like our own
+    messages: Python's default adds the warning's source file and line, which mean nothing to a user."""
+    console.note("warning: %s" % str(message).strip().replace("\n", " "))
 
 
 def _config_defaults():

@@ -40,7 +40,7 @@ def wh(home, monkeypatch):
 @pytest.mark.slow
 def test_the_python_doc_runs_as_written(tmp_path, monkeypatch, capsys):
     """Its console block makes the two runs (the default model runs), then every Python block runs."""
-    from test_docs_console import run_console
+    from docs_blocks import run_console
 
     text = DOC.read_text(encoding="utf-8")
     run_console(text, tmp_path)

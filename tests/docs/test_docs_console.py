@@ -1,77 +1,15 @@
-"""The README's tour is produced by running it: every `console` block, in order, in one fresh directory.
-
-A block is a sequence of `$ command` lines, each followed by what it prints (stdout, then stderr, as a
-terminal shows a command whose only stderr line comes last). A line `...` in the block stands for any
-number of printed lines. What cannot repeat is masked on both sides: timestamps (`12-02 19:06`) and the
-values of timing metrics (latency, cost per decision). Runs of spaces and table rules compare as one, so
-a column that widens with a timing does not fail the check; every other character must match.
-"""
+"""The README's tour is produced by running it: every `console` block, in order, in one fresh directory
+(how a block reads and compares: tests/docs_blocks.py)."""
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import subprocess
-import sys
-from pathlib import Path
-from typing import List, Tuple
 
 import pytest
 
+from docs_blocks import console_blocks, matches, run_console
 from helpers import ROOT
 
 README = ROOT / "README.md"
-TIMING = re.compile(r"^(\s*(?:latency|cost_per_decision)\w*\s+)[-+0-9.]+(.*)$")
-STAMP = re.compile(r"\b\d\d-\d\d \d\d:\d\d\b")
-
-
-def console_blocks(text: str) -> List[List[Tuple[str, List[str]]]]:
-    """Each ```console block as [(command, expected lines)]; a trailing `\\` continues the command."""
-    blocks = []
-    for body in re.findall(r"```console\n(.*?)```", text, re.S):
-        steps: List[Tuple[str, List[str]]] = []
-        lines = body.splitlines()
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            if line.startswith("$ "):
-                command = line[2:]
-                while command.endswith("\\") and i + 1 < len(lines):
-                    i += 1
-                    command = command[:-1] + " " + lines[i].strip()
-                steps.append((command, []))
-            else:
-                assert steps, "a console block starts with a `$ ` command: %r" % line
-                steps[-1][1].append(line)
-            i += 1
-        blocks.append(steps)
-    return blocks
-
-
-def normal(line: str) -> str:
-    """A printed line with timings and timestamps masked and spacing folded."""
-    match = TIMING.match(line)
-    if match:
-        line = match.group(1) + "<ms>" + re.sub(r"[-+0-9.]+", "<ms>", match.group(2))
-    line = STAMP.sub("<time>", line)
-    if line and set(line.strip()) <= {"─", "-"}:
-        return "<rule>"
-    return " ".join(line.split())
-
-
-def matches(expected: List[str], got: List[str]) -> bool:
-    """Whether `got` is `expected` with each `...` line standing for zero or more lines."""
-    want = [normal(x) for x in expected]
-    have = [normal(x) for x in got]
-
-    def walk(i: int, j: int) -> bool:
-        if i == len(want):
-            return j == len(have)
-        if want[i] == "...":
-            return any(walk(i + 1, k) for k in range(j, len(have) + 1))
-        return j < len(have) and want[i] == have[j] and walk(i + 1, j + 1)
-
-    return walk(0, 0)
 
 
 def test_the_matcher_can_fail():
@@ -84,23 +22,6 @@ def test_the_matcher_can_fail():
 
 def _section(title: str) -> str:
     return README.read_text(encoding="utf-8").split("\n## %s\n" % title, 1)[1].split("\n## ", 1)[0]
-
-
-def run_console(text: str, cwd: Path) -> None:
-    """Run every ```console block of `text` in order in `cwd` (with `data/` linked to the bundled data)
-    and assert each command exits 0 and prints what the block shows."""
-    if not (cwd / "data").exists():
-        (cwd / "data").symlink_to(ROOT / "data")
-    bindir = str(Path(sys.executable).parent)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAYA_CASES_")}
-    env.update(PATH=bindir + os.pathsep + env.get("PATH", ""), NO_COLOR="1", COLUMNS="100", TERM="dumb")
-    for steps in console_blocks(text):
-        for command, expected in steps:
-            assert shlex.split(command)[0] == "laya-cases", command
-            proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True)
-            assert proc.returncode == 0, (command, proc.stderr)
-            got = proc.stdout.splitlines() + proc.stderr.splitlines()
-            assert matches(expected, got), "`%s` now prints:\n%s" % (command, "\n".join(got))
 
 
 @pytest.mark.slow

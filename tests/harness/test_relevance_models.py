@@ -10,6 +10,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
+from docs_blocks import run_console
 from helpers import ROOT, needs_shared_data, shared_data
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.query.sql import connect
@@ -34,11 +35,14 @@ def _csv(path):
 
 @needs_shared_data("xquad_r_relevance")
 def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
-    wh = str(tmp_path / "wh")
+    """docs/relevance.md's console block, run as written (its printed lines compared), makes the store."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "shared").symlink_to(shared_data().parent.resolve())
+    run_console((ROOT / "docs" / "relevance.md").read_text(encoding="utf-8"), work,
+                {"LAYA_CASES_SHARED": str(shared_data().parent.resolve())})
+    wh = str(work / "warehouse")
     common = ["--manifest", MANIFEST, "--data-root", str(shared_data()), "--langs", LANGS, "--limit", "6", "-w", wh]
-    for model in ("minilm", "smollm2"):
-        result = _invoke("relevance", "run", "--model", model, *common)
-        assert result.exit_code == 0, result.output
     again = _invoke("relevance", "run", "--model", "minilm", *common)
     assert again.exit_code == 0 and again.output.count("\tdone") == 3 and "committed\n" not in again.output
     assert len(Warehouse(wh).run_ids()) == 6
@@ -56,17 +60,13 @@ def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
     assert {f["mode"] for f in facts} == {"scoring"} and all(f["throughput_items_per_second"] > 0 for f in facts)
     assert {f["model_name"]: f["prompt_sha256"] is not None for f in facts} == {"minilm": False, "smollm2": True}
 
-    out = tmp_path / "out"
-    result = _invoke("relevance", "export", "--out", str(out), "-w", wh)
-    assert result.exit_code == 0, result.output
+    out = work / "results"
     assert len(_csv(out / "leaderboard.csv")) == 6
     assert [r["model_id"] for r in _csv(out / "aggregates.csv")] in (["minilm", "smollm2"], ["smollm2", "minilm"])
     assert len(_csv(out / "threshold_sweep.csv")) == 38
     summary = _csv(out / "scoring_summary.csv")
     assert len(summary) == 2 and all(r["roc_auc_macro"] for r in summary)
-    board = _invoke("relevance", "leaderboard", "-w", wh, "--markdown", str(tmp_path / "board.md"))
-    assert board.exit_code == 0 and "languages: de, en, zh" in board.output
-    assert (tmp_path / "board.md").read_text().startswith("| group | position | model_id |")
+    assert (work / "leaderboard.md").read_text().startswith("| group | position | model_id |")
 
 
 @needs_shared_data("xquad_r_relevance")
