@@ -68,6 +68,7 @@ def test_frames_are_polars(wh):
     assert eager["run_id"].unique().to_list() == ["demo"] and eager["error"].null_count() == eager.height
 
 
+@pytest.mark.slow
 def test_report_is_the_cli_json_without_cases(wh, home):
     from laya_cases.report import build as R
 
@@ -80,6 +81,7 @@ def test_report_is_the_cli_json_without_cases(wh, home):
     assert list(only["slices"]) == ["language"] and list(only["extensions"]["slices"]) == ["language"]
 
 
+@pytest.mark.slow
 def test_diff_and_plot(wh):
     from matplotlib.figure import Figure
 

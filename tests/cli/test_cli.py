@@ -371,6 +371,7 @@ def _command_names() -> List[str]:
     return sorted(typer.main.get_command(app).commands)
 
 
+@pytest.mark.slow
 def test_help_of_every_command():
     names = _command_names()
     assert {"validate", "ingest", "runs", "report", "sql", "gc"} <= set(names)
@@ -399,6 +400,7 @@ def test_ingest_with_dataset_records_the_dataset_bytes_S5_1(store, tmp_path):
     assert run == [{"dataset_sha256": doc["config"]["dataset_sha256"]}]
 
 
+@pytest.mark.slow
 def test_answer_files_over_one_dataset_share_their_identity(store, tmp_path):
     """Without --dataset: different answers over the same labelled rows -> same labelled_rows_sha256 and
     questions_sha256 (and equal to the --dataset run's); a changed label changes the first only."""

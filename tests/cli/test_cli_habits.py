@@ -4,6 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import laya_cases
 from laya_cases.query.sql import connect
 
@@ -14,11 +16,13 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*MAIN, *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_version_prints_the_package_version():
     result = _run("--version")
     assert (result.returncode, result.stdout, result.stderr) == (0, "laya-cases %s\n" % laya_cases.__version__, "")
 
 
+@pytest.mark.slow
 def test_dash_h_is_help_for_the_app_and_for_a_command():
     top, sub = _run("-h"), _run("report", "-h")
     assert top.returncode == sub.returncode == 0
@@ -26,6 +30,7 @@ def test_dash_h_is_help_for_the_app_and_for_a_command():
     assert sub.stdout.startswith("Usage: laya-cases report [OPTIONS]") and "--slice DIM" in sub.stdout
 
 
+@pytest.mark.slow
 def test_bare_command_prints_the_help_once_and_exits_0():
     result = _run()
     assert result.returncode == 0 and result.stderr == ""

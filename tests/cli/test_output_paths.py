@@ -120,6 +120,7 @@ def test_an_unwritable_output_is_refused_before_the_model_loads(home, monkeypatc
     assert snapshot_tree(home / "warehouse") == before
 
 
+@pytest.mark.slow
 def test_outputs_beside_the_store_still_work(home, monkeypatch, tmp_path):
     monkeypatch.chdir(home)
     code, out, err = run_cli("report", "a", "-w", "warehouse", "--json", str(tmp_path / "a.json"))

@@ -51,6 +51,7 @@ def store(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("fmt", ["table", "json"])
+@pytest.mark.slow
 def test_runs_imports_no_heavy_library(store, fmt):
     found = probe("runs", "-w", str(store), "--format", fmt)
     assert found["code"] == 0, found["stderr"]
@@ -58,12 +59,14 @@ def test_runs_imports_no_heavy_library(store, fmt):
     assert found["heavy"] == [], "`laya-cases runs` imported %s" % found["heavy"]
 
 
+@pytest.mark.slow
 def test_runs_of_an_empty_warehouse_imports_no_heavy_library(tmp_path):
     found = probe("runs", "-w", str(tmp_path / "none"))
     assert found["code"] == 0 and "no committed runs" in found["stdout"], found["stderr"]
     assert found["heavy"] == []
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_heavy_import(store):
     """The probe can fail: a report reads its cases through pyarrow."""
     found = probe("report", "r1", "-w", str(store))

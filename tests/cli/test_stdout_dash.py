@@ -181,6 +181,7 @@ def test_the_table_covers_every_file_option(tmp_path):
 
 
 @pytest.mark.parametrize("key", _file_options(), ids=lambda k: "%s %s" % k)
+@pytest.mark.slow
 def test_dash_writes_the_file_to_stdout_alone(work, monkeypatch, key):
     root, wh, paths = work
     argv, same_bytes = _cases(wh, paths)[key]

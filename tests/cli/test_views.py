@@ -50,6 +50,7 @@ def _widest(text: str) -> int:
 
 
 # ---------------------------------------------------------------------------- report --view
+@pytest.mark.slow
 def test_default_view_is_the_reference_text_byte_for_byte_S4_5(store, tmp_path):
     """No flag and `--view text` print exactly text_lines(doc); the files do not depend on the view."""
     files = {}
@@ -86,6 +87,7 @@ def test_table_view_shows_every_metric_with_its_counts_S9_1(store, tmp_path):
     assert _widest(result.stdout) <= 100
 
 
+@pytest.mark.slow
 def test_table_view_slices_have_one_row_per_group_and_its_case_count(store, tmp_path):
     doc = _doc(store, tmp_path, "--slice", "language")
     result = invoke("report", "base", "-w", str(store), "--view", "table", "--slice", "language", "--slice", "qid",
@@ -116,6 +118,7 @@ def test_table_view_slices_have_one_row_per_group_and_its_case_count(store, tmp_
     assert _widest(result.stdout) <= 100
 
 
+@pytest.mark.slow
 def test_table_view_fits_100_columns_with_many_metrics(store):
     result = invoke("report", "base", "-w", str(store), "--view", "table", "--score-within", "0.25",
                     "--score-within", "0.5", "--score-within", "1", "--coverage", "0.9", "--threshold", "0.5",
@@ -168,6 +171,7 @@ def test_view_must_be_text_or_table(store):
     assert result.stderr == "laya-cases: --view must be text or table, got 'html'\n"
 
 
+@pytest.mark.slow
 def test_run_view_table_is_what_report_prints(tmp_path):
     """`run --view table` prints what `report RUN --view table` prints later (same document)."""
     registry.register(ExplodingRunnerDouble.name, ExplodingRunnerDouble)
@@ -225,6 +229,7 @@ def test_runs_table_never_cuts_a_run_id(width):
         assert any(line.startswith(rid + " ") or line == rid for line in text.splitlines()), (rid, text)
 
 
+@pytest.mark.slow
 def test_runs_text_is_richs_table_byte_for_byte_on_random_rows():
     """The plain formatter `runs` uses when the table fits is an optimisation, not a second look: over
     random ids, models, paths, counts and wide characters it prints exactly what rich renders."""
@@ -281,6 +286,7 @@ def test_no_progress_output_off_a_terminal(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_the_report_names_each_phase_it_computes(store):  # noqa: F811
     """The report's bar is named by the SQL file being computed, counted over the pipeline's tables."""
     from laya_cases.query import catalogue

@@ -16,6 +16,7 @@ def _row(**over):
     return row
 
 
+@pytest.mark.slow
 def test_clean_dataset_passes_strict_with_the_reference_line(tmp_path):
     path = write_jsonl(tmp_path / "ok.jsonl", [_row(), _row(expected={"intent": "cancel"})])
     proc = cli("validate", str(path), "--strict")
@@ -23,6 +24,7 @@ def test_clean_dataset_passes_strict_with_the_reference_line(tmp_path):
     assert proc.stdout == "2 examples, 3 question id(s): intent, spam, urgency\n"
 
 
+@pytest.mark.slow
 def test_s9_6_reports_every_label_error_not_just_the_first(tmp_path):
     bad = _row(expected={"intent": "upgrade", "spam": 1, "urgency": 3})
     path = write_jsonl(tmp_path / "bad.jsonl", [_row(), bad, _row(expected={"urgency": True})])
@@ -36,6 +38,7 @@ def test_s9_6_reports_every_label_error_not_just_the_first(tmp_path):
     assert lines[-1] == "laya-cases: %s: 4 error(s) under --strict" % path
 
 
+@pytest.mark.slow
 def test_s9_6_body_checks_and_warnings(tmp_path):
     row = _row(language=5, tags=[1, "vip"], comment="ok", extra_key=1)
     row["questions"]["intent"]["criteria"] = ["a", 1, True]          # 1 and true count as one label

@@ -84,6 +84,7 @@ def _same(doc_value, report: Dict[str, float], metric: str, where: str) -> None:
     assert abs(float(doc_value) - report[metric]) <= TOL, (where, metric, doc_value, report[metric])
 
 
+@pytest.mark.slow
 def test_sql_md_reproduces_the_report(demo, monkeypatch):
     base, report = demo
     monkeypatch.chdir(base)                          # the docs read 'warehouse/...' relative paths

@@ -64,12 +64,14 @@ def test_the_doc_has_the_queries():
     assert set(QUERIES) == {"leaderboard", "threshold_sweep"}
 
 
+@pytest.mark.slow
 def test_leaderboard_query_re_derives_leaderboard_csv(exported):
     rows = _run(exported, "leaderboard")
     _same(rows, _csv(exported / "out" / "leaderboard.csv"))
     assert {r["unparsed"] for r in rows if r["model_id"] == "generator"} == {64}     # every reply unparsed
 
 
+@pytest.mark.slow
 def test_sweep_query_re_derives_threshold_sweep_and_best_points(exported):
     rows = _run(exported, "threshold_sweep")
     _same(rows, _csv(exported / "out" / "threshold_sweep.csv"))

@@ -95,6 +95,7 @@ def store(tmp_path_factory) -> Dict[str, Path]:
             "other": other}
 
 
+@pytest.mark.slow
 def test_reference_written_baseline_passes_at_tolerance_0(store):
     """Acceptance: same dataset, same answers -> every metric both define is equal; exit 0 (S6.4, S5.7)."""
     baseline = json.loads(store["reference"].read_text())
@@ -118,6 +119,7 @@ def test_reference_written_baseline_passes_at_tolerance_0(store):
     assert reference("compare", store["reference"], "--baseline", store["ours"])[0] == 0
 
 
+@pytest.mark.slow
 def test_baseline_from_another_dataset_is_refused_naming_both_sha256(store):
     """S5.7: exit 1, one FAIL line with both dataset_sha256 values."""
     baseline = json.loads(store["reference"].read_text())["config"]["dataset_sha256"]
@@ -207,6 +209,7 @@ def test_t6_1_float_boundaries(tmp_path, base_value, value, tol, diff, verdict):
     assert deltas[0]["diff"] == diff and ok == (verdict == 0)
 
 
+@pytest.mark.slow
 def test_differing_gate_policy_warns_s6_9(store, tmp_path):
     recorded_policy = {"version": 1, "rules": [{"slice": {"qid": "intent"}, "metric": "ece", "min_count": 1, "max": 1}]}
     gated = tmp_path / "gated.json"
@@ -243,6 +246,7 @@ def test_identity_reads_top_level_keys_s5_6():
                                  "config": {"tournament_group_size": 8}}) == (False, reasons)
 
 
+@pytest.mark.slow
 def test_reference_baseline_on_order_dependent_sums_still_passes_at_tolerance_0(tmp_path):
     """Our ece/brier/aurc are exactly rounded sums (S9.8); the reference's are pairwise means in case
     order and can differ in the last bit. Against a laya-evals baseline of the same answers, compare

@@ -18,6 +18,7 @@ from laya_cases.gates import ci as gate_ci
 from test_config import GATE, lc, project  # noqa: F401  (the README's CI recipe, one answer edited)
 
 
+@pytest.mark.slow
 def test_the_ci_recipe_names_each_failing_metric_and_writes_junit_and_a_summary(project, tmp_path):  # noqa: F811
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
     summary.write_text("earlier step\n")
@@ -49,6 +50,7 @@ def test_the_ci_recipe_names_each_failing_metric_and_writes_junit_and_a_summary(
     assert text.count("| FAIL |") == len(failed) and text.count("| ok |") == len(cases) - len(failed)
 
 
+@pytest.mark.slow
 def test_junit_without_a_gate_is_a_usage_error(project, tmp_path):  # noqa: F811
     result = lc(project, "ingest", "answers.jsonl", "--dataset", "eval/support.jsonl", "-w", str(tmp_path / "wh"),
                 "--junit", str(tmp_path / "j.xml"))
@@ -56,6 +58,7 @@ def test_junit_without_a_gate_is_a_usage_error(project, tmp_path):  # noqa: F811
     assert not (tmp_path / "wh").exists() and not (tmp_path / "j.xml").exists()
 
 
+@pytest.mark.slow
 def test_compare_writes_the_files_and_keeps_the_references_stderr(project, tmp_path):  # noqa: F811
     wh = str(tmp_path / "wh")
     assert lc(project, "ingest", "answers.jsonl", "--dataset", "eval/support.jsonl", "-w", wh, "--run-id", "c"

@@ -76,6 +76,7 @@ def t62_files(ties) -> Dict[str, Path]:
     return {"baseline": base / "t62.baseline.json", "policy": base / "t62.policy.json"}
 
 
+@pytest.mark.slow
 def test_t6_2_policy_on_ties_exact_lines_and_exit_1(ties):
     files = t62_files(ties)
     out = ties["base"] / "t62.report.json"
@@ -190,6 +191,7 @@ def test_threshold_lines_equal_the_reference_s6_3(ties):
     assert result.stdout.splitlines()[0].startswith("aurc ")         # the report is printed before FAIL lines
 
 
+@pytest.mark.slow
 def test_min_accuracy_names_noul_accuracy_without_choice_s6_2(tmp_path):
     rows = [r for r in fixture_rows("ties.json") if "spam" in r["expected"] or "urgency" in r["expected"]]
     only_score = [r for r in rows if "urgency" in r["expected"]]
@@ -203,6 +205,7 @@ def test_min_accuracy_names_noul_accuracy_without_choice_s6_2(tmp_path):
     assert (result.exit_code, fail_lines(result)) == (1, ["metric 'noul_accuracy' is not in the report"])
 
 
+@pytest.mark.slow
 def test_nan_metric_fails_and_ms_metrics_are_not_exempt_s6_3(tmp_path):
     rows = [{"state": i, "questions": {"q": {"type": "choice", "instructions": "q", "criteria": ["a", "b"]}},
              "expected": {"q": "a"}, "latency_ms": 10.0 * (i + 1),
@@ -217,6 +220,7 @@ def test_nan_metric_fails_and_ms_metrics_are_not_exempt_s6_3(tmp_path):
     assert invoke("report", "nan", "-w", wh, "--max", "latency_p95_ms=30").exit_code == 0      # inclusive
 
 
+@pytest.mark.slow
 def test_passing_gate_exits_0_and_stored_config_is_not_rewritten(ties):
     out = ties["base"] / "pass.json"
     result = invoke("report", "ties", "-w", ties["wh"], "--min-accuracy", "0.6", "--max-ece", "0.3", "--json", out)
@@ -270,6 +274,7 @@ def test_ingest_gate_usage_errors_leave_the_store_untouched(ties, tmp_path):
         assert snapshot_tree(ties["wh"]) == before
 
 
+@pytest.mark.slow
 def test_ingest_gate_prints_run_id_then_report_and_exits_by_verdict(ties, tmp_path):
     answers = write_jsonl(tmp_path / "a.jsonl", fixture_rows("ties.json"))
     ok = invoke("ingest", answers, "-w", ties["wh"], "--run-id", "ok-gate", "--baseline", "ties")
@@ -310,6 +315,7 @@ LOOSE = [arg for m in ("choice_accuracy", "aurc", "brier", "ece", "mean_confiden
                        "selective_accuracy@80") for arg in ("--tolerance", "%s=1" % m)]
 
 
+@pytest.mark.slow
 def test_significant_at_fails_only_a_significant_drop(pair):
     """The extension rule: max_drop exceeded AND exact McNemar p < significant_at (S9)."""
     from scipy.stats import binomtest

@@ -223,6 +223,7 @@ def harness_store(tmp_path_factory):
     return Warehouse(root), res.stdout, json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_run_prints_a_line_per_language_and_the_macro_line(harness_store):
     _wh, stdout, doc = harness_store
     lines = stdout.splitlines()
@@ -236,6 +237,7 @@ def test_run_prints_a_line_per_language_and_the_macro_line(harness_store):
     assert doc["config"]["langs"] == ["en", "de", "fr"]
 
 
+@pytest.mark.slow
 def test_one_run_whose_language_slice_gives_the_same_accuracy(harness_store):
     """Harness accuracy = `report --slice language` choice_accuracy of the same run."""
     wh, _stdout, doc = harness_store
@@ -257,6 +259,7 @@ def test_one_run_whose_language_slice_gives_the_same_accuracy(harness_store):
     assert wh.run_ids() == ["h"]
 
 
+@pytest.mark.slow
 def test_rows_carry_item_id_and_state_and_the_sampled_options(harness_store):
     wh, _stdout, doc = harness_store
     con = connect(wh, ["h"])
@@ -282,6 +285,7 @@ def test_input_sha256_is_the_compact_json_of_the_case_fields(harness_store):
 
 
 # ---------------------------------------------------------------------------- export and import (S7.7)
+@pytest.mark.slow
 def test_export_passes_the_recheck_and_import_gives_the_same_report(harness_store, tmp_path):
     wh, _stdout, doc = harness_store
     out = tmp_path / "h.json"
@@ -388,6 +392,7 @@ class GermanFails(ScriptedRunner):
 
 
 @needs_massive
+@pytest.mark.slow
 def test_a_language_with_failed_rows_reports_its_error_and_the_macro_leaves_it_out(tmp_path):
     """--on-error skip: de's second row fails; de is {"error": ...}, en is scored, the macro is en's."""
     registry.register(GermanFails.name, GermanFails)

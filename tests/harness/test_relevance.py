@@ -93,6 +93,7 @@ def bench(wh: Warehouse, data: Path, runner: str, **kw: Any):
 
 
 # ---------------------------------------------------------------------------- T8.1
+@pytest.mark.slow
 def test_t8_1_generative_counts_and_metrics(tmp_path, scripted):
     write_language(tmp_path / "data", "en", T81)
     wh = Warehouse(tmp_path / "wh")
@@ -117,6 +118,7 @@ def test_t8_1_generative_counts_and_metrics(tmp_path, scripted):
 
 
 # ---------------------------------------------------------------------------- T8.2
+@pytest.mark.slow
 def test_t8_2_scoring_sweep_auc_and_best_points(tmp_path, scripted):
     write_language(tmp_path / "data", "en", T82)
     wh = Warehouse(tmp_path / "wh")
@@ -145,6 +147,7 @@ def test_t8_2_scoring_sweep_auc_and_best_points(tmp_path, scripted):
     assert (lb["tp"], lb["fp"], lb["tn"], lb["fn"], lb["unparsed"]) == ("2", "0", "3", "1", "0")
 
 
+@pytest.mark.slow
 def test_export_is_byte_stable_and_refuses_mixed_benchmarks(tmp_path, scripted):
     write_language(tmp_path / "data", "en", T82)
     write_language(tmp_path / "data", "de", list(reversed(T82)))
@@ -178,6 +181,7 @@ def test_finished_pairs_are_not_redone(tmp_path, scripted):
 
 
 # ---------------------------------------------------------------------------- --pick-on
+@pytest.mark.slow
 def test_pick_on_applies_a_threshold_from_one_run_to_another(tmp_path, scripted):
     write_language(tmp_path / "data", "en", T82)
     write_language(tmp_path / "data", "de", [("yes", "0.9"), ("yes", "0.25"), ("no", "0.35"), ("no", "0.1")])
@@ -218,6 +222,7 @@ def test_rank_groups_rule():
     assert board.groups(["a"], sig) == {"a": 1}
 
 
+@pytest.mark.slow
 def test_leaderboard_ties_equal_models_and_separates_a_much_better_one(tmp_path, scripted):
     good = [("yes", "0.9"), ("no", "0.1")] * 40
     write_language(tmp_path / "good", "en", good)
@@ -235,6 +240,7 @@ def test_leaderboard_ties_equal_models_and_separates_a_much_better_one(tmp_path,
     assert "| group | position | model_id |" in board.markdown(result)
 
 
+@pytest.mark.slow
 def test_leaderboard_separates_significantly_different_models(tmp_path, scripted):
     class Inverted(ScriptedScorer):
         name = "scripted-inverted"

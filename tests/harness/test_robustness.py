@@ -218,6 +218,7 @@ def _random_distribution(rng: random.Random, n: int) -> List[float]:
     return [x / sum(w) for x in w]
 
 
+@pytest.mark.slow
 def test_pair_metrics_against_numpy_on_random_distributions():
     np = pytest.importorskip("numpy")
     rng = random.Random(5)
@@ -318,6 +319,7 @@ def test_rows_are_stored_canonical_with_both_mappings(tmp_path):
             assert json.loads(row["answer_json"])["choice"] == "key_0" and row["predicted"] == "opt_0"
 
 
+@pytest.mark.slow
 def test_report_of_a_robustness_run_is_the_plain_runs_report(tmp_path):
     ds = dataset(tmp_path, n_rows=40, n_opts=4)
     wh = tmp_path / "wh"
@@ -366,6 +368,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_committed(tmp_path):
 
 
 # ------------------------------------------------------------------------------- gates
+@pytest.mark.slow
 def test_gate_policy_per_language(tmp_path):
     ds = dataset(tmp_path, n_rows=80, n_opts=4)
     policy = write_jsonl(tmp_path / "p.json", [])
@@ -389,6 +392,7 @@ def test_gate_policy_per_language(tmp_path):
 
 
 # ------------------------------------------------------------------------------- across runs (diff)
+@pytest.mark.slow
 def test_diff_of_two_robustness_runs_shows_agreement_changes_per_kind(tmp_path):
     ds = dataset(tmp_path, n_rows=40, n_opts=4)
     wh = tmp_path / "wh"
@@ -464,6 +468,7 @@ def check_doc_queries(root, run_id: str, doc: Dict[str, Any]) -> int:
     return checked
 
 
+@pytest.mark.slow
 def test_the_documented_duckdb_queries_rederive_the_document(tmp_path):
     ds = dataset(tmp_path, n_rows=60, n_opts=4)
     result, doc = run_robustness(tmp_path, ds, "position-double", "doc")
@@ -524,6 +529,7 @@ def test_unlabelled_cases_have_pairs_but_no_accuracy(tmp_path):
     assert len(rows) == 15 and all(r == {"expected_json": "null", "correct": None} for r in rows)
 
 
+@pytest.mark.slow
 def test_batching_groups_equal_presented_questions_and_changes_no_number(tmp_path):
     ds = dataset(tmp_path, n_rows=30, n_opts=3)
     _, one = run_robustness(tmp_path, ds, "content-double", "one")

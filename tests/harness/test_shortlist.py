@@ -336,6 +336,7 @@ def cli_doubles():
     registry.unregister(emb.name)
 
 
+@pytest.mark.slow
 def test_cli_shortlist_and_tournament(tmp_path, cli_doubles):
     import laya_cases_cli.commands  # noqa: F401
     from typer.testing import CliRunner

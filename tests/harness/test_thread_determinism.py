@@ -170,6 +170,7 @@ def _metrics(doc: bytes) -> Dict[str, Any]:
 SHUFFLED: Dict[str, Callable[[bytes], Any]] = {"crosslingual": lambda doc: doc, "report": _metrics}
 
 
+@pytest.mark.slow
 def test_the_thread_count_reaches_the_connection(stores, monkeypatch):
     for n in (1, 8):
         _threads(monkeypatch, n)
@@ -179,6 +180,7 @@ def test_the_thread_count_reaches_the_connection(stores, monkeypatch):
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n not in ("report", "crosslingual") else n
                                   for n in sorted(HARNESSES)])   # slow: the benchmarks' documents
+@pytest.mark.slow
 def test_a_harness_document_is_the_same_bytes_under_any_thread_count(stores, monkeypatch, name):
     produce, seen = HARNESSES[name], []
     for n in THREADS:

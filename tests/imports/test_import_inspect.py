@@ -34,6 +34,7 @@ def _log(path):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_json_log_imports_as_hard_decisions_with_inspects_accuracy(tmp_path):
     wh = tmp_path / "wh"
     assert detect(str(JSON_LOG)) == "inspect"

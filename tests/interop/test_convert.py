@@ -121,6 +121,7 @@ def test_a_dataset_becomes_a_strictly_valid_file_with_labels_of_the_right_json_t
     assert [line["state"] for line in lines] == DATA["text"]
 
 
+@pytest.mark.slow
 def test_converted_rows_run_and_the_report_counts_what_the_labels_say(tmp_path):
     """The converted files run (a test double answers the first option; noul true) and the report's
     accuracy is the share of labels equal to that answer, per question."""

@@ -25,6 +25,7 @@ def python(code: str, check: bool = True) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else "failed: %s" % proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_ingest_converts_without_importing_pandas(tmp_path):
     from helpers import ROOT
 
@@ -41,6 +42,7 @@ print("pandas" in sys.modules)
 
 
 @pytest.mark.parametrize("call", ["import pyarrow\npandas_probe.skip()", "pandas_probe.install()\nimport pyarrow"])
+@pytest.mark.slow
 def test_pyarrow_sees_pandas_objects_once_pandas_is_imported(call):
     """skip() once pyarrow is imported (ingest), install() before (the CLI): no pandas until it is imported,
     then pyarrow converts pandas objects as it does on its own."""
@@ -50,6 +52,7 @@ def test_pyarrow_sees_pandas_objects_once_pandas_is_imported(call):
                   "assert 'pandas' not in sys.modules\n%s" % (call, PANDAS_AWARE)) == as_usual
 
 
+@pytest.mark.slow
 def test_without_the_rearm_pyarrow_would_not():
     """The check above can fail: pyarrow, told once that pandas is missing, keeps treating a Series as a
     plain sequence (its categorical is no dictionary) unless the probe is re-armed."""

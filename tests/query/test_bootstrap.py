@@ -66,6 +66,7 @@ def _python_interval(rows, B, seed, keep, metric):
     return len(values), _lerp_quantile(values, 0.025), _lerp_quantile(values, 0.975)
 
 
+@pytest.mark.slow
 def test_s9_5_intervals_match_the_rule_overall_and_per_slice(tmp_path):
     rows = _rows(40)
     wh = Warehouse(tmp_path / "wh")
@@ -156,6 +157,7 @@ def test_s9_5_curve_intervals_match_the_rule_with_distinct_and_tied_confidences_
                 len(replicates), _lerp_quantile(replicates, 0.025), _lerp_quantile(replicates, 0.975)), name
 
 
+@pytest.mark.slow
 def test_bootstrap_is_reproducible_and_seeded(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot").run_id
@@ -192,6 +194,7 @@ def test_replicate_batches_are_the_replicates_of_the_whole_stream(batch_draws):
     assert sorted(zip(*[a.tolist() for a in replicate_weights(seed, n, b)[:2]])) == sorted(want)
 
 
+@pytest.mark.slow
 def test_batched_bootstrap_equals_one_batch_and_reports_progress(tmp_path, monkeypatch):
     wh = Warehouse(tmp_path / "wh")
     rid = ingest(wh, str(write_jsonl(tmp_path / "a.jsonl", _rows(25))), run_id="boot").run_id

@@ -1,13 +1,16 @@
 """The metric catalogue (issue 7 item 1): a new metric is one SQL file, no Python edit.
 
-A throwaway metric file with a header, dropped into the installed sql package at test time, shows
+A throwaway metric file with a header, dropped into a copy of the installed sql package, shows
 up in the report's overall and slices, its counts in extensions, the gates (a --min limit, McNemar
 gateability as a per-case metric, a bootstrap interval) and the terminal table; removed, it is gone.
 Also: the derived lists equal what the report published before the catalogue, and the build order.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -47,14 +50,24 @@ def _rows():
 
 
 @pytest.fixture
-def throwaway():
-    path = Path(str(resources.files("laya_cases_sql").joinpath("metrics", NAME + ".sql")))
+def throwaway(tmp_path, monkeypatch):
+    """A copy of the installed sql package with the throwaway file added, imported in its place for this
+    test only: writing into the installed package would show the metric to tests running beside it."""
+    installed = Path(str(resources.files("laya_cases_sql")))
+    copy = tmp_path / "sqlpkg" / "laya_cases_sql"
+    shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / "metrics" / (NAME + ".sql")
     path.write_text(THROWAWAY, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("laya_cases_sql", copy / "__init__.py",
+                                                  submodule_search_locations=[str(copy)])
+    package = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(package)
+    monkeypatch.setitem(sys.modules, "laya_cases_sql", package)
     catalogue.clear()
     try:
         yield path
     finally:
-        path.unlink()
+        monkeypatch.undo()
         catalogue.clear()
 
 

@@ -177,6 +177,7 @@ def test_out_never_into_the_warehouse(wh):
 
 
 # ---------------------------------------------------------------------------- memory limit and spilling
+@pytest.mark.slow
 def test_memory_limit_and_spill_directory(wh, monkeypatch, tmp_path):
     setting = "SELECT current_setting('memory_limit') AS m, current_setting('temp_directory') AS t"
     monkeypatch.setenv("LAYA_CASES_MEMORY_LIMIT", "300MiB")

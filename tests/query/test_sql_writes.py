@@ -106,6 +106,7 @@ def test_reads_still_work(home, query, first):
 @pytest.mark.parametrize("query", ["SELECT count(*) FROM range(1000000000000) a",
                                    "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
                                    "SELECT count(*) FROM r"])
+@pytest.mark.slow
 def test_timeout_interrupts_a_query_that_would_not_end(home, query):
     result = run_cli("sql", query, "-w", str(home / "wh"), "--timeout", "0.5")
     assert result.exit_code == 2 and result.stderr == "laya-cases: query interrupted after 0.5 s (--timeout)\n"

@@ -219,6 +219,7 @@ def write_random(path: Path, n: int, seed: int) -> Path:
 
 
 @pytest.mark.parametrize("seed", [1, *(pytest.param(s, marks=pytest.mark.slow) for s in (2, 3))])
+@pytest.mark.slow
 def test_random_answers_store_the_same_cells(tmp_path, seed):
     path = write_random(tmp_path / "answers.jsonl", 1500, seed)
     fast = ingest_both(tmp_path, path)
@@ -386,6 +387,7 @@ def write_tricky(path: Path, n: int, seed: int) -> Path:
 
 
 @pytest.mark.parametrize("seed", [21, pytest.param(22, marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_awkward_values_store_the_same_cells(tmp_path, monkeypatch, seed):
     """NaN/Infinity tokens, doubles from random bits (their text comes from DuckDB, checked against the
     line), booleans where numbers go, nested labels, unicode and escapes; small blocks, so repeated
@@ -469,6 +471,7 @@ def test_a_late_carriage_return_reads_row_by_row_from_the_start(tmp_path, monkey
     assert messages[0] == messages[1] and ":4 " in messages[0]
 
 
+@pytest.mark.slow
 def test_float_text_from_arrow_when_duckdb_does_not_write_repr(tmp_path, monkeypatch):
     """A DuckDB whose double -> VARCHAR is not Python's repr() is not trusted: Arrow writes the float
     text, and the cells are the same."""

@@ -100,6 +100,7 @@ def test_s9_8_the_check_can_fail(tmp_path):
     assert other["overall"] != base["overall"] and other["cases"] != base["cases"]
 
 
+@pytest.mark.slow
 def test_report_twice_is_byte_identical(tmp_path):
     """S5.5 / S9.8: `laya-cases report` run twice on one run writes identical JSON and Markdown."""
     store = Store(tmp_path)

@@ -57,6 +57,7 @@ def _tricky_value(rng: random.Random, depth: int):
             _tricky_value(rng, depth - 1) for _ in range(rng.randint(0, 3))}
 
 
+@pytest.mark.slow
 def test_encode_equals_json_dumps_on_random_nested_values():
     """The two-level path (laya_cases/report/stream.py _two_levels) replaces a nested container's text
     inside the whole answer's: strings that look like that text must stay as they are."""
@@ -120,6 +121,7 @@ def store(tmp_path_factory):
 
 @pytest.mark.parametrize("run_id", ["edge", "nocases"])
 @pytest.mark.parametrize("score_within", [(), pytest.param((0.5,), marks=pytest.mark.slow), (1.0, 0.25, 1.0)])
+@pytest.mark.slow
 def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatch):
     options = R.Options(score_within=list(score_within))
     full = R.dumps(R.build(connect(store, [run_id]), run_id, options))
@@ -136,6 +138,7 @@ def test_streamed_json_is_byte_identical(store, run_id, score_within, monkeypatc
 
 @pytest.mark.parametrize("helper", ["works", *(pytest.param(h, marks=pytest.mark.slow)   # helper processes that crash
                                      for h in ("dies at once", "dies after one batch"))])
+@pytest.mark.slow
 def test_a_helper_process_renders_every_other_batch_to_the_same_bytes(store, tmp_path, monkeypatch, helper):
     """laya_cases/report/answer_helper.py: the same bytes whether the helper renders, fails at start (every batch
     is then rendered here) or dies mid-run; to a text stream and to a file (where it writes bytes)."""
@@ -183,6 +186,7 @@ def _invoke(*args):
     return CliRunner().invoke(app, list(args))
 
 
+@pytest.mark.slow
 def test_cli_json_to_stdout_and_no_cases(store, tmp_path):
     root = str(store.root)
     to_file = _invoke("report", "edge", "-w", root, "--json", str(tmp_path / "r.json"), "--score-within", "0.5")
@@ -268,6 +272,7 @@ def test_strict_json_writes_null_for_every_non_finite_number_and_leaves_strings(
         json.loads(default.getvalue().replace('"cases": [', '"x": NaN, "cases": ['), parse_constant=_reject)
 
 
+@pytest.mark.slow
 def test_the_json_strict_flag_writes_what_a_strict_parser_reads(store, tmp_path):
     """`report RUN --json F --json-strict` (and `-`): the strict document; without the flag, the reference's bytes."""
     from typer.testing import CliRunner

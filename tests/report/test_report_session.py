@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import List
 
+import pytest
 from typer.testing import CliRunner
 
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
@@ -32,6 +33,7 @@ def _store(tmp_path: Path) -> Path:
     return wh
 
 
+@pytest.mark.slow
 def test_a_report_with_every_output_and_a_baseline_opens_the_store_once(tmp_path, monkeypatch):
     wh = _store(tmp_path)
     opened: List[list] = []
@@ -60,6 +62,7 @@ def test_a_report_with_every_output_and_a_baseline_opens_the_store_once(tmp_path
     assert opened == [["a"]]
 
 
+@pytest.mark.slow
 def test_the_two_run_connection_reads_what_the_run_alone_reads(tmp_path):
     """Every report query filters by run id: the document, its JSON cases and the HTML case summary of a
     run are the same over a connection that also holds the baseline run."""

@@ -301,6 +301,7 @@ T3_8_CONF = [0.9, 0.9, 0.8, 0.8, 0.8, 0.5]
 T3_8_OK = [True, False, False, True, True, False]
 
 
+@pytest.mark.slow
 def test_t3_8_all_720_orders_through_the_sql(store):
     """T3.8 / S3.12-S3.14, S9.8: every row order of the six cases gives aurc 0.45, sel 0.6/0.6.
 
@@ -325,6 +326,7 @@ def test_t3_8_all_720_orders_through_the_sql(store):
     assert len(texts) == 1                                                  # bit-identical
 
 
+@pytest.mark.slow
 def test_t3_8_sampled_orders_through_ingest(store):
     """T3.8 through separate runs: a sample of row orders gives byte-identical metrics."""
     import random
@@ -368,6 +370,7 @@ def test_t3_0_timing_percentiles(store, latencies, p50, p95):
     assert doc["extensions"]["overall"]["latency_p50_ms"] == {"n": len(latencies)}
 
 
+@pytest.mark.slow
 def test_t3_0_timing_counts_rows_without_cases(store):
     """S3.15: a row with `expected: {}` made a call, so its latency counts; no latency, no key."""
     rows = choice_rows([(0.9, True)])

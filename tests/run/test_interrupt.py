@@ -23,6 +23,7 @@ DOUBLE = str(ROOT / "tests" / "resume_double.py")
 
 @pytest.mark.parametrize("call,committed", [pytest.param(11, True, id="after-chunks"),
                                             pytest.param(2, False, id="first-chunk", marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_sigint_mid_run_says_what_stays_and_how_to_continue(tmp_path, call, committed):
     ds = write_dataset(tmp_path / "ds.jsonl", 60)
     wh = Warehouse(tmp_path / "wh")

@@ -107,6 +107,7 @@ def test_a_one_shot_run_writes_the_layout_of_today(reference):
 
 
 @pytest.mark.parametrize("every", [4, *(pytest.param(e, marks=pytest.mark.slow) for e in (1, 7))])
+@pytest.mark.slow
 def test_a_chunked_run_equals_the_one_shot_run(tmp_path, ds, reference, every):
     wh = Warehouse(tmp_path / "wh")
     _run(wh, ds, "r", batch_size=3, on_error="skip", commit_every=every)
@@ -119,6 +120,7 @@ def test_a_chunked_run_equals_the_one_shot_run(tmp_path, ds, reference, every):
 # ---------------------------------------------------------------------------- resume
 @pytest.mark.parametrize("every,stop", [(1, 1), (4, 20), *(pytest.param(e, s, marks=pytest.mark.slow)
                                                           for e, s in [(4, 9), (7, 36), (5, 39)])])
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_with_only_the_missing_calls(tmp_path, ds, reference, every, stop):
     """Interrupted after `stop` rows: the resume calls the runner for the uncommitted rows only, and the
     run ends equal to the uninterrupted one, decision for decision (call ids, timing, `errored`)."""
@@ -136,6 +138,7 @@ def test_an_interrupted_run_resumes_with_only_the_missing_calls(tmp_path, ds, re
     assert check(wh) == []
 
 
+@pytest.mark.slow
 def test_a_runner_crash_leaves_a_resumable_run(tmp_path):
     """--on-error fail: the crash stops the run (RunnerCrash, exit 1); committed chunks stay, and the
     resume (twice interrupted here) finishes the run as if nothing happened."""
@@ -227,6 +230,7 @@ def _one_line(result, *needles: str) -> None:
         assert needle in lines[0], lines[0]
 
 
+@pytest.mark.slow
 def test_an_incomplete_run_is_named_reported_and_refused_to_gates(tmp_path, ds, incomplete):
     wh = str(incomplete.root)
     before = snapshot_tree(incomplete.root)
@@ -256,6 +260,7 @@ def test_an_incomplete_run_is_named_reported_and_refused_to_gates(tmp_path, ds, 
     assert con.execute("SELECT list(run_id) FROM read_parquet('%s')" % glob).fetchone()[0] == ["ref"]
 
 
+@pytest.mark.slow
 def test_cli_resume_finishes_the_run(tmp_path, ds, incomplete):
     wh = str(incomplete.root)
     common = [str(ds), "--model", "resume-double", "--batch-size", "3", "--on-error", "skip", "-w", wh]

@@ -115,6 +115,7 @@ def test_t6_3_matches_the_reference_harness(tmp_path):
 
 
 # ---------------------------------------------------------------------------- S3.15 via a fake clock
+@pytest.mark.slow
 def test_batching_raises_latency_and_lowers_cost_per_decision(tmp_path):
     """S3.15: a call of n rows costs 10 + 2n ms; N=4 over 8 identical rows -> latency 18, cost 4.5."""
     rows = [json.loads(open(DS_BATCH).readline())] * 8

@@ -132,6 +132,7 @@ def test_bad_shard_flags_exit_2_with_one_line_and_write_nothing(tmp_path):
 # ---------------------------------------------------------------------------- sharded = unsharded
 @pytest.mark.parametrize("count,order,every", [pytest.param(4, [3, 1, 4, 2], 2, marks=pytest.mark.slow), (3, [2, 3, 1], 0),
                                                (1, [1], 0)])
+@pytest.mark.slow
 def test_shards_in_any_order_make_the_unsharded_run(tmp_path, ds, count, order, every):
     """Decisions (case ids with their #n, call facts aside), slice sets and the whole report equal the
     unsharded run's; with one row per call even the timing block does."""
@@ -173,6 +174,7 @@ def _sharded_equals_unsharded(tmp_path, ds, count, order, every):
          for i in range(1, count + 1)]
 
 
+@pytest.mark.slow
 def test_batched_shards_make_the_same_decisions_and_call_ids_stay_unique(tmp_path):
     """--batch-size 3: the calls at shard boundaries group differently (timing differs), nothing else."""
     ds = write_dataset(tmp_path / "ds.jsonl", 30, special=False)
@@ -202,6 +204,7 @@ def partial(tmp_path):
     return wh
 
 
+@pytest.mark.slow
 def test_a_missing_shard_is_reported_and_gates_refuse_it(tmp_path, partial):
     w = str(partial.root)
     before = snapshot_tree(partial.root)
@@ -283,6 +286,7 @@ def test_a_runner_loaded_with_other_settings_is_refused_after_loading(partial):
     assert runner.calls == 0 and snapshot_tree(partial.root) == before
 
 
+@pytest.mark.slow
 def test_shards_may_run_on_different_devices(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     _run(wh, SUPPORT, "whole", runner_cls=ShardDouble)
@@ -321,6 +325,7 @@ def _stop_after(rows: int):
     return progress
 
 
+@pytest.mark.slow
 def test_a_dead_shard_continues_from_its_committed_chunks(tmp_path, ds):
     ref = Warehouse(tmp_path / "ref")
     _run(ref, ds, "ref", on_error="skip", commit_every=0)

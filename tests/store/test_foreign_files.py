@@ -53,6 +53,7 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("pick", [p if p in ("one-case", "an-empty-row") else pytest.param(p, marks=pytest.mark.slow)
                                   for p in sorted(PICKS)])
 @pytest.mark.parametrize("victim", ["a", pytest.param("m", marks=pytest.mark.slow)])   # slow: 4 CLI calls each
+@pytest.mark.slow
 def test_a_foreign_file_damages_its_run_only(store, tmp_path, victim, pick, name):
     wh, reports = store
     source = wh / "cases" / ("run_id=%s" % victim) / "part-00000.parquet"

@@ -5,6 +5,7 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from helpers import ROOT
 from laya_cases.report import build as R
@@ -26,6 +27,7 @@ def _as_version_1(wh: Warehouse, run_id: str) -> None:
         pq.write_table(table, path)
 
 
+@pytest.mark.slow
 def test_a_version_1_run_reports_the_same_next_to_a_version_2_run(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     ingest(wh, str(ANSWERS), run_id="old")

@@ -66,6 +66,7 @@ def test_both_kinds_in_one_folder_are_named_and_left_alone(tmp_path, command):
     assert snapshot_tree(folder) == before
 
 
+@pytest.mark.slow
 def test_each_kind_still_reads_and_cleans_its_own(stores):
     for kind, fn in KIND.items():
         assert run_cli("report", "r", "-w", fn(stores / kind))[0] == 0

@@ -67,6 +67,7 @@ def siblings(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("name", [n if n in ("wh*", "[*?]{}'\" ]x") else pytest.param(n, marks=pytest.mark.slow)
                                   for n in _NAMES])   # slow: one store read per name
+@pytest.mark.slow
 def test_each_warehouse_reads_only_itself(siblings, name):
     wh = siblings / name
     rid = "r%d" % (2 + _NAMES.index(name))
@@ -159,6 +160,7 @@ def damaged(tmp_path_factory) -> Path:
 BROKEN = {"corrupt": "part-00000.parquet", "empty": "part-00000.parquet", "missing": "run_id=missing"}
 
 
+@pytest.mark.slow
 def test_runs_and_sql_read_the_healthy_runs_and_name_the_damaged(damaged):
     before = snapshot_tree(damaged)
     listed = invoke("runs", "-w", str(damaged), "--format", "json")
@@ -209,6 +211,7 @@ def test_a_file_as_warehouse_is_one_line(tmp_path, command):
     assert sorted(os.listdir(tmp_path)) == ["afile"] and path.read_text() == "not a warehouse"
 
 
+@pytest.mark.slow
 def test_an_empty_warehouse_path_is_one_line():
     """`-w ""` used to mean the current directory; the real entry point prints one line (a parse error)."""
     before = snapshot_tree(ROOT / "warehouse")
@@ -329,6 +332,7 @@ def test_corrupt_pages_behind_a_good_footer(tmp_path):
     assert result.exit_code == 1 and result.stdout.startswith(str(part) + ": unreadable data")
 
 
+@pytest.mark.slow
 def test_a_warehouse_in_the_older_layout_is_read_and_gc_moves_its_slice_sets(tmp_path):
     """Before slice_sets/ had its own tree, a run's slice sets lay beside its run.parquet: such runs read
     as before (report, check), and gc moves the file into slice_sets/, leaving one schema per runs entry."""

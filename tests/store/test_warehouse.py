@@ -288,6 +288,7 @@ def test_invalid_run_id_is_refused_and_nothing_is_written(tmp_path, readonly_sto
     assert not (tmp_path / "x").exists() and not (readonly_store.parent / "x").exists()
 
 
+@pytest.mark.slow
 def test_longest_valid_run_id_is_accepted(tmp_path):
     """The boundary of the rule above: 128 characters starting with a letter or digit."""
     rid = "a" * 64 + "._-" + "b" * 61

@@ -63,6 +63,7 @@ def section(text: str, cls: str) -> str:
     return match.group(0)
 
 
+@pytest.mark.slow
 def test_cli_report_html_shows_every_overall_number_of_the_json(store, tmp_path):
     page, js = tmp_path / "r.html", tmp_path / "r.json"
     cli("report", "demo", "-w", str(store), "--html", str(page), "--json", str(js), "--bootstrap", "200",
@@ -94,6 +95,7 @@ def test_the_check_can_fail(store):
     assert json.dumps(doc["overall"]["ece"] + 1e-12) not in data_values(text)
 
 
+@pytest.mark.slow
 def test_same_run_same_bytes_also_under_row_permutation(store, tmp_path):
     import shutil
 
@@ -138,6 +140,7 @@ def test_a_10k_case_run_gives_a_small_file(tmp_path):
     assert_self_contained(text)
 
 
+@pytest.mark.slow
 def test_cli_diff_html_has_flips_and_slice_deltas_with_intervals(store, tmp_path):
     page, js = tmp_path / "d.html", tmp_path / "d.json"
     before = snapshot_tree(store)

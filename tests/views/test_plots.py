@@ -28,6 +28,7 @@ def test_plot_writes_two_pngs_reproducibly(tmp_path):
     assert (tmp_path / "a" / "reliability.png").read_bytes() != (tmp_path / "b" / "reliability.png").read_bytes()
 
 
+@pytest.mark.slow
 def test_plot_usage_errors(tmp_path):
     wh = _store(tmp_path)
     for args, needle in ((("nope",), "unknown run id"), (("ties", "--by", "colour"), "--by must be one of")):

@@ -53,6 +53,7 @@ def test_runs_page_lists_every_run_with_its_identity(client):
     assert 'title="%s"' % digest in r.text                 # identity: the full digest, shortened on screen
 
 
+@pytest.mark.slow
 def test_run_page_numbers_equal_report_json(client, store):
     doc = report_json(store)
     text = client.get("/run/demo").text
@@ -112,6 +113,7 @@ def test_case_page_shows_state_options_probabilities_and_gold(client, store):
     assert client.get("/run/demo/case?row=15&qid=intent").status_code == 200
 
 
+@pytest.mark.slow
 def test_compare_page_numbers_equal_diff_json(client, store, tmp_path):
     out = tmp_path / "d.json"
     cli("diff", "demo", "other", "--by", "language", "-w", str(store), "--json", str(out), check=True)
@@ -140,6 +142,7 @@ FUZZ = [
 ]
 
 
+@pytest.mark.slow
 def test_url_fuzzing_gives_400_pages_and_leaves_the_store_unchanged(client, store):
     before = snapshot_tree(store)
     for url in FUZZ:
@@ -160,6 +163,7 @@ def test_the_fuzz_check_can_fail(client):
         assert client.get(url).status_code == 200, url
 
 
+@pytest.mark.slow
 def test_import_laya_cases_and_other_commands_do_not_load_starlette():
     code = ("import sys, laya_cases, laya_cases.views.html, laya_cases.views.serve; from laya_cases_cli import commands; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')], 'loaded'")
@@ -204,6 +208,7 @@ def test_cli_serve_listens_on_localhost_and_answers(store):
     assert cli("serve", "-w", str(store), "--port", "0").returncode == 2
 
 
+@pytest.mark.slow
 def test_every_page_escapes_stored_values(tmp_path):
     from urllib.parse import urlencode
 
