@@ -65,13 +65,7 @@ class Store:
     def cases(self, run: str, lazy: bool = False):
         """The run's cases (records with a question and no error) as a polars DataFrame, or a LazyFrame
         to filter and aggregate before anything is read. Columns: docs/schema.md, plus run_id."""
-        import polars as pl
-
-        self.warehouse.require_run(run)
-        files = [str(p) for p in self.warehouse.case_files(run)]
-        frame = (pl.scan_parquet(files, hive_partitioning=False, missing_columns="insert", extra_columns="ignore")
-                 .filter(pl.col("error").is_null() & pl.col("qid").is_not_null())
-                 .with_columns(run_id=pl.lit(run, dtype=pl.String)))
+        frame = self.warehouse.case_frame(run)
         return frame if lazy else frame.collect()
 
     def report(self, run: str, slices: Optional[Sequence[str]] = None, bootstrap: int = 0, seed: int = 0,

@@ -55,6 +55,16 @@ class LocalWarehouse(Layout):
             names = []
         return [part / n for n in names] or [part / SLICE_SET_FILE]
 
+    def case_frame(self, run_id: str):
+        """The run's cases (records with a question and no error) as a polars LazyFrame, columns of
+        docs/schema.md plus run_id: nothing is read until it is collected (api.Store.cases)."""
+        import polars as pl                    # here: only the notebook's frames need polars
+
+        self.require_run(run_id)
+        files = [str(p) for p in self.case_files(run_id)]
+        frame = pl.scan_parquet(files, hive_partitioning=False, missing_columns="insert", extra_columns="ignore")
+        return cases_of(frame, run_id)
+
     def case_files(self, run_id: str) -> List[Path]:
         """The run's case files (*.parquet in its partition, by name; an incomplete run's committed parts);
         [] when the partition is missing."""
@@ -242,3 +252,9 @@ def _view(con: duckdb.DuckDBPyConnection, name: str, files: List[str], schema_na
     con.execute("CREATE VIEW %s AS SELECT *%s FROM %s%s" % (name, extra, source, more))
 
 
+def cases_of(frame, run_id: str):
+    """A decision frame's cases (the `cases` view's rule: a question and no error), with run_id."""
+    import polars as pl
+
+    return (frame.filter(pl.col("error").is_null() & pl.col("qid").is_not_null())
+            .with_columns(run_id=pl.lit(run_id, dtype=pl.String)))

@@ -389,3 +389,16 @@ def test_spark_reads_the_committed_files(tmp_path):
     finally:
         spark.stop()
     assert got == {"s1": 48, "s2": 48}
+
+
+def test_the_notebooks_cases_frame_is_the_stores_on_delta_and_on_a_directory(tmp_path):
+    """`Store.cases` asks the store for the frame (store/ owns every read under the root): a Delta warehouse
+    gives the local one's cases, row for row (it was refused as local-only before)."""
+    import laya_cases as lc
+
+    url = "delta+file://%s" % (tmp_path / "dw")
+    for where in (url, str(tmp_path / "lw")):
+        cli("ingest", str(SUPPORT_ANSWERS), "-w", where, "--run-id", "r1", check=True)
+    frames = [lc.open(where).cases("r1").sort("case_id") for where in (url, str(tmp_path / "lw"))]
+    assert frames[0].height == 48 and frames[0].equals(frames[1])
+    assert lc.open(url).cases("r1", lazy=True).select("run_id").unique().collect()["run_id"].to_list() == ["r1"]

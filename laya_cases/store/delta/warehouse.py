@@ -27,7 +27,7 @@ from laya_cases.store.delta.url import check_warehouse, parse
 from laya_cases.store.files import write_table
 from laya_cases.store.kind import require
 from laya_cases.store.layout import CASE_FILE, check_free, taken, unknown_run_message, validate_run_id
-from laya_cases.store.local import LocalWarehouse, derived_views
+from laya_cases.store.local import LocalWarehouse, cases_of, derived_views
 from laya_cases.store.write import StagedRun
 
 
@@ -86,6 +86,18 @@ class DeltaTables(LocalWarehouse):
     def run_row(self, run_id: str) -> Dict[str, object]:
         self.require_run(run_id)
         return delta.runs(self.location, [run_id]).to_pylist()[0]
+
+    def case_frame(self, run_id: str):
+        """LocalWarehouse.case_frame from the cases table: the run's committed rows, read when collected."""
+        import polars as pl
+
+        self.require_run(run_id)
+        runs = delta.runs(self.location, [run_id])
+        data = delta.committed(self.location, "cases", [(run_id, runs.column(delta.WRITER)[0].as_py())])
+        names = DECISION_SCHEMA.names
+        frame = (pl.from_arrow(DECISION_SCHEMA.empty_table()).lazy() if data is None
+                 else pl.scan_pyarrow_dataset(data).select(names))
+        return cases_of(frame, run_id)
 
     def require_run(self, run_id: str, incomplete: bool = False) -> str:
         validate_run_id(run_id)
