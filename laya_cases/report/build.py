@@ -151,20 +151,39 @@ def ratio_metrics(options: Options) -> List[tuple]:
 
 
 def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, metrics: Metrics) -> None:
-    """Percentile intervals for every published ratio, overall and per slice (S9.5).
+    """Percentile intervals for every published ratio, overall and per slice (S9.5)."""
+    table = replicate_values(con, run_id, options)
+    if table is None:
+        return
+    con.register("boot_values", table)
+    lower, upper = quantile_levels(options.level)
+    for r in sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
+        entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])
+        if entry is not None:
+            entry["ci"] = {"level": options.level, "lower": r["lower"], "upper": r["upper"], "B": options.bootstrap,
+                           "B_used": r["B_used"], "seed": options.seed, "unit": "row"}
+
+
+def replicate_values(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, rows=None,
+                     numbered: bool = False):
+    """boot_values (dim, key, metric, value; with `numbered`, also each value's replicate) of every
+    published ratio over options.bootstrap replicates; None when there is no row to draw.
 
     Runs after `compute`: the replicate tables replace the point-estimate tables under the same names,
     so the very same metric files run on every replicate (the replicate rides in `dim`). Replicates are
-    drawn and evaluated in batches (resample.replicate_batches), so memory does not grow with B.
+    drawn and evaluated in batches (resample.replicate_batches), so memory does not grow with B. `rows`
+    (ascending row_index values) are the units drawn, the run's own by default (bootstrap/rows.sql):
+    runs drawn over the same rows with the same seed get the same draws, so their values pair (rank).
     """
     import numpy as np
     import pyarrow as pa
 
-    rows = np.array([r[0] for r in sqlfiles.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()],
-                    dtype=np.int64)
+    if rows is None:
+        rows = [r[0] for r in sqlfiles.query(con, "bootstrap/rows.sql", {"run_id": run_id}).fetchall()]
+    rows = np.array(rows, dtype=np.int64)
     n, b = len(rows), options.bootstrap
     if n == 0:
-        return
+        return None
     ratios = ratio_metrics(options)
     order = catalogue.build_order(catalogue.inputs_of([p for _, p, _ in ratios]), ("bootstrap", "pipeline"))
     weighted = {"boot_weights"}                # tables to rebuild per batch: those that read the weights
@@ -172,25 +191,24 @@ def bootstrap(con: duckdb.DuckDBPyConnection, run_id: str, options: Options, met
         if weighted.intersection(f.inputs):
             weighted.add(f.name)
     cells: Dict[tuple, int] = {}               # (dim, key, metric) -> its code: 12 bytes a replicate value
-    codes, values = array("i"), array("d")
+    codes, values, numbers = array("i"), array("d"), array("i")
     for first, last, replicate, position, multiplicity in replicate_batches(options.seed, n, b):
         con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position],
                                                "w": multiplicity}))
         catalogue.materialize_all(con, [f for f in order if first == 0 or f.name in weighted], {"run_id": run_id})
         for name, path, params in ratios:
             for r in sqlfiles.rows(sqlfiles.query(con, path, params)):
-                codes.append(cells.setdefault((r["dim"].split("@", 1)[0], r["key"], name), len(cells)))
+                dim, number = r["dim"].split("@", 1)
+                codes.append(cells.setdefault((dim, r["key"], name), len(cells)))
                 values.append(math.nan if r["value"] is None else r["value"])
+                if numbered:
+                    numbers.append(int(number))
         con.unregister("boot_weights")
         if options.progress is not None:
             options.progress(last, b)
-    con.register("boot_values", _replicate_values(cells, codes, values, decoded=hasattr(con, "run_file")))
-    lower, upper = quantile_levels(options.level)
-    for r in sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper})):
-        entry = metrics.counts.get((r["dim"], r["key"]), {}).get(r["metric"])
-        if entry is not None:
-            entry["ci"] = {"level": options.level, "lower": r["lower"], "upper": r["upper"], "B": b,
-                           "B_used": r["B_used"], "seed": options.seed, "unit": "row"}
+    table = _replicate_values(cells, codes, values, decoded=hasattr(con, "run_file"))
+    return table.append_column("replicate", pa.array(np.frombuffer(numbers, dtype=np.int32) if numbers
+                                                     else np.empty(0, np.int32))) if numbered else table
 
 
 def _replicate_values(cells: Dict[tuple, int], codes, values, decoded: bool):

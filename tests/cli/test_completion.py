@@ -43,6 +43,7 @@ def test_run_ids_come_from_the_store(wh):
     assert complete("laya-cases report ", env) == ["demo", "demo-2", "other"]
     assert complete("laya-cases report de", env) == ["demo", "demo-2"]
     assert complete("laya-cases diff demo ", env) == ["demo", "demo-2", "other"]
+    assert complete("laya-cases rank demo other d", env) == ["demo", "demo-2"]       # RUN...: every word
     assert complete("laya-cases report -w %s o" % wh) == ["other"]          # -w on the line wins
     assert complete("laya-cases robustness --run ", env) == ["demo", "demo-2", "other"]
     assert complete("laya-cases report ", {"LAYA_CASES_WAREHOUSE": str(wh.parent / "nowhere")}) == []
@@ -56,6 +57,7 @@ def test_run_ids_come_from_the_store(wh):
     ("laya-cases runs --format c", ["csv"]),
     ("laya-cases report demo --slice ", list(DIMENSIONS)),
     ("laya-cases diff a b --by ", list(DIMENSIONS)),
+    ("laya-cases rank a b --by ", list(DIMENSIONS)),
     ("laya-cases plot demo --kind ", list(KINDS)),
     ("laya-cases crosslingual demo --by ", ["language", "item"]),
 ])

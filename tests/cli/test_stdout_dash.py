@@ -124,6 +124,8 @@ def _cases(wh: Path, p: Dict[str, Path]) -> Dict[tuple, tuple]:
         ("diff", "--json"): (["diff", "a", "b", "--json", DASH, "--bootstrap", "100"] + w, True),
         ("diff", "--markdown"): (["diff", "a", "b", "--markdown", DASH, "--bootstrap", "100"] + w, True),
         ("diff", "--html"): (["diff", "a", "b", "--html", DASH, "--bootstrap", "100"] + w, True),
+        ("rank", "--json"): (["rank", "a", "b", "--json", DASH, "--bootstrap", "100"] + w, True),
+        ("rank", "--markdown"): (["rank", "a", "b", "--markdown", DASH, "--bootstrap", "100"] + w, True),
         ("sql", "--out"): (["sql", "SELECT run_id, count(*) AS n FROM cases GROUP BY 1 ORDER BY 1", "--format", "csv",
                             "--out", DASH] + w, True),
         ("export", "--out"): (["export", "m", "--format", "harness", "--out", DASH] + w, True),

@@ -28,6 +28,7 @@ RUN_BY = {
     "docs/robustness.md": "tests/docs/test_docs_pages.py",
     "docs/shortlist.md": "tests/docs/test_docs_pages.py",
     "docs/plots.md": "tests/docs/test_docs_pages.py",
+    "docs/report.md": "tests/docs/test_docs_pages.py",
     "docs/relevance.md": "tests/harness/test_relevance_models.py",
 }
 
@@ -73,6 +74,12 @@ def test_datasets_md(tmp_path):
     (work / "reviews.csv").write_text("review,stars\ngreat,2\nbroken on arrival,0\nfine,1\n", encoding="utf-8")
     run_console(page("docs/datasets.md"), work, shared_env())
     assert datasets.load_from_disk(str(work / "run-cases")).num_rows == 48
+
+
+@pytest.mark.slow
+def test_report_md(tmp_path):
+    """`rank` of the recorded answers against the default model (MiniLM on the bundled 16 rows)."""
+    run_console(page("docs/report.md"), folder(tmp_path))
 
 
 def _policy_of(text: str, name: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as S
+from laya_cases.report.rank import groups
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.harness.relevance import metrics
 
@@ -33,17 +34,6 @@ def _restrict(con) -> List[str]:
         raise UsageError("the selected models share no language; the leaderboard compares models on the same items")
     con.execute("DELETE FROM rel_items WHERE NOT list_contains($langs, language)", {"langs": common})
     return common
-
-
-def groups(order: Sequence[str], significant) -> Dict[str, int]:
-    """Rank group of each model in `order` (best first): `significant(a, b)` says whether a and b differ."""
-    out: Dict[str, int] = {}
-    group, leader = 0, None
-    for model in order:
-        if leader is None or significant(leader, model):
-            group, leader = group + 1, model
-        out[model] = group
-    return out
 
 
 def leaderboard(wh: Warehouse, run_ids: Optional[Sequence[str]] = None,
