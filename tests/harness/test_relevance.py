@@ -166,6 +166,7 @@ def test_export_is_byte_stable_and_refuses_mixed_benchmarks(tmp_path, scripted):
         metrics.export(wh, [], str(tmp_path / "c"))
 
 
+@pytest.mark.slow
 def test_finished_pairs_are_not_redone(tmp_path, scripted):
     write_language(tmp_path / "data", "en", T82)
     write_language(tmp_path / "data", "de", T82)

@@ -168,6 +168,7 @@ def test_ties_keep_the_earlier_label_and_scores_are_signed():
     assert ranked.scores[2] < 0 and ranked.scores[0] == ranked.scores[1]
 
 
+@pytest.mark.slow
 def test_passthrough_when_k_reaches_n_calls_no_embedder(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     rid = execute(wh, ShortlistOptions(_dataset(tmp_path, T75_ROWS), k=4, run_id="p"),

@@ -96,7 +96,8 @@ def _close(a, b) -> bool:
     return all(abs(x - y) <= 1e-12 for x, y in zip(a, b))
 
 
-@pytest.mark.parametrize("seed,skills", [(1, (0.8, 0.5)), (2, (0.6, 0.6)), (3, (0.9, 0.3))])
+@pytest.mark.parametrize("seed,skills", [(1, (0.8, 0.5)), pytest.param(2, (0.6, 0.6), marks=pytest.mark.slow),
+                                         pytest.param(3, (0.9, 0.3), marks=pytest.mark.slow)])
 def test_rank_is_the_plain_python_ranking(tmp_path, seed, skills):
     wh, data, runs = _store(tmp_path, seed, skills)
     doc = rank(wh, list(runs), by="language", bootstrap=200, seed=seed)
@@ -124,6 +125,7 @@ def test_rank_is_the_plain_python_ranking(tmp_path, seed, skills):
         assert order == sorted(ids, key=lambda i: (-want[i]["value"], ids.index(i)))
 
 
+@pytest.mark.slow
 def test_the_oracle_can_tell_a_wrong_draw(tmp_path):
     """Another seed gives other intervals: the comparison above is not vacuous."""
     wh, data, runs = _store(tmp_path, 1, (0.8, 0.5))
@@ -146,6 +148,7 @@ def test_refusals_name_what_is_wrong(tmp_path):
             rank(wh, ids, **kwargs)
 
 
+@pytest.mark.slow
 def test_cli_prints_tables_and_writes_the_same_json_each_time(tmp_path):
     import laya_cases_cli.commands  # noqa: F401
     from laya_cases_cli.app import app

@@ -391,6 +391,7 @@ def test_spark_reads_the_committed_files(tmp_path):
     assert got == {"s1": 48, "s2": 48}
 
 
+@pytest.mark.slow
 def test_the_notebooks_cases_frame_is_the_stores_on_delta_and_on_a_directory(tmp_path):
     """`Store.cases` asks the store for the frame (store/ owns every read under the root): a Delta warehouse
     gives the local one's cases, row for row (it was refused as local-only before)."""
