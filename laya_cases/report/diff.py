@@ -23,7 +23,7 @@ import pyarrow as pa
 from laya_cases.core.errors import UsageError
 from laya_cases.query import catalogue, engines
 from laya_cases.query import sql as sqlfiles
-from laya_cases.query.resample import quantile_levels, replicate_weights
+from laya_cases.query.resample import quantile_levels, replicate_batches
 
 SCHEMA = "laya-cases-diff/1"
 DIMENSIONS = ("language", "model", "qid", "tag")
@@ -74,16 +74,12 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     step = _stepper(phase, steps)
     step()
     con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
-    catalogue.materialize_all(con, catalogue.build_order(["diff_slices"], ("compare",)),
+    catalogue.materialize_all(con, catalogue.build_order(["diff_slices", "diff_units"], ("compare",)),
                               {"run_a": run_a, "run_b": run_b, "dim": by})
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
-    replicate, row, multiplicity = replicate_weights(seed, n, bootstrap)   # rows drawn, with multiplicity
-    con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
-                                         "row": pa.array(row, type=pa.int64()),
-                                         "m": pa.array(multiplicity, type=pa.int64())}))
     step()
-    sqlfiles.materialize(con, "compare/diff_replicates.sql", "boot_values")
+    con.register("boot_values", _replicate_deltas(con, seed, n, bootstrap))
     step()
     lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
     intervals = {(r["dim"], r["key"]): r for r in
@@ -136,6 +132,28 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         if value is not None:
             result[block.name] = value
     return result
+
+
+#: Draws per batch of replicates: the batch's (replicate, row, m) table and its join stay ~100 MB at any B.
+BATCH_DRAWS = 1 << 22
+
+
+def _replicate_deltas(con, seed: int, n: int, bootstrap: int) -> pa.Table:
+    """boot_values (dim, key, metric, value) of every replicate: the draws (resample.replicate_batches,
+    the S9.5 stream) are handed to sql/compare/diff_replicates.sql a batch of replicates at a time and
+    only the per-group deltas are kept, so memory stays flat in B (a few values per replicate)."""
+    columns: Dict[str, List[Any]] = {"dim": [], "key": [], "metric": [], "value": []}
+    for _first, _last, replicate, row, multiplicity in replicate_batches(seed, n, bootstrap, BATCH_DRAWS):
+        con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
+                                             "row": pa.array(row, type=pa.int64()),
+                                             "m": pa.array(multiplicity, type=pa.int64())}))
+        for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_replicates.sql")):
+            for name, values in columns.items():
+                values.append(r[name])
+        con.unregister("boot_draws")
+    return pa.table({"dim": pa.array(columns["dim"], pa.string()), "key": pa.array(columns["key"], pa.string()),
+                     "metric": pa.array(columns["metric"], pa.string()),
+                     "value": pa.array(columns["value"], pa.float64())})
 
 
 def _stepper(phase: Optional[Callable[[int, int, str], None]], steps: List[str]) -> Callable[[], None]:

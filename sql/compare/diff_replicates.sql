@@ -3,29 +3,17 @@
 --       random.Random(seed).randrange(n) replicate by replicate, supplied as boot_draws; a replicate
 --       where the group has no paired case is skipped, so it has no row here)
 -- grain: one row per (group, replicate) with at least one paired case in the resample
--- input: diff_slice_cases, boot_draws (replicate, row, m): row r (the r-th distinct row_index, in
---        ascending order, among the paired cases) was drawn m > 0 times in that replicate
+-- input: diff_units, boot_draws (replicate, row, m): row r (the r-th distinct row_index, in ascending
+--        order, among the paired cases) was drawn m > 0 times in that replicate; one batch of
+--        replicates at a time (laya_cases/report/diff.py appends the batches' rows)
 -- params: none
 -- output: dim ('<dim>@<replicate>', the form bootstrap/intervals.sql reads), key, metric ('delta'), value
 -- why: the delta of a replicate is (hits_b - hits_a) / n over the resampled paired cases, the same
 --      one-rounding form as diff_slices.sql's point estimate.
-WITH units AS (
-    SELECT row_index, CAST(row_number() OVER (ORDER BY row_index) - 1 AS BIGINT) AS unit
-    FROM (SELECT DISTINCT row_index FROM diff_slice_cases WHERE dim = 'overall' AND paired)
-),
-per_unit AS (
-    SELECT s.dim, s.key, u.unit,
-           count(*) AS n,
-           count(*) FILTER (WHERE s.correct_a) AS hits_a,
-           count(*) FILTER (WHERE s.correct_b) AS hits_b
-    FROM diff_slice_cases s JOIN units u ON u.row_index = s.row_index
-    WHERE s.paired
-    GROUP BY s.dim, s.key, u.unit
-),
-replicates AS (
+WITH replicates AS (
     SELECT p.dim, p.key, d.replicate,
            sum(d.m * p.n) AS n, sum(d.m * p.hits_a) AS hits_a, sum(d.m * p.hits_b) AS hits_b
-    FROM boot_draws d JOIN per_unit p ON p.unit = d.row
+    FROM boot_draws d JOIN diff_units p ON p.unit = d.row
     GROUP BY p.dim, p.key, d.replicate
 )
 SELECT dim || '@' || CAST(replicate AS VARCHAR) AS dim, key, 'delta' AS metric,
