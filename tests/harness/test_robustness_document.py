@@ -240,3 +240,18 @@ def test_the_document_is_rederived_from_its_cases_alone(tmp_path):
     assert (tmp_path / "again.json").read_bytes() == (tmp_path / "rob.json").read_bytes()
     batched = _run(tmp_path, ds, "rob-batched", "--batch-size", "8")
     assert batched["cases"] == doc["cases"] and batched["summary"] == doc["summary"]
+
+
+def test_the_docs_snippet_rederives_a_document(tmp_path):
+    """docs/robustness.md's Python block, run as written on a document of this file's runner."""
+    import re
+
+    from helpers import ROOT
+
+    doc_path = tmp_path / "rob.json"
+    _run(tmp_path, _dataset(tmp_path), "rob")
+    text = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
+    snippet, = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+    scope: Dict[str, Any] = {}
+    exec(snippet.replace('"rob-en.json"', repr(str(doc_path))), scope)          # noqa: S102  (the page's own code)
+    assert scope["n"] > 0 and scope["labelled"]
