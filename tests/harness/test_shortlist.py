@@ -550,3 +550,12 @@ def test_report_cases_carry_the_shortlist_fields_and_rederive_every_shortlist_nu
     counts = doc["config"][mode]["counts"]
     assert counts == {s: sum(c[status] == s for c in doc["cases"]) for s in counts}
     assert json.loads(out.getvalue())["cases"][0][mode]["labels"] == doc["cases"][0][mode]["labels"]
+    if not tournament:                       # docs/shortlist.md's Python block, run as written on this document
+        import re
+
+        (tmp_path / "b77.json").write_text(out.getvalue(), encoding="utf-8")
+        text = (ROOT / "docs" / "shortlist.md").read_text(encoding="utf-8")
+        snippet, = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+        scope: Dict[str, Any] = {}
+        exec(snippet.replace('"b77.json"', repr(str(tmp_path / "b77.json"))), scope)     # noqa: S102
+        assert scope["recalled"]
