@@ -136,6 +136,18 @@ def schema_metrics() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
 
 
 @lru_cache(maxsize=None)
+def schema_case_fields() -> Dict[str, str]:
+    """config schema -> the file of its cases' own fields: a benchmark's table with a `-- case_fields_for:`
+    line (row_index, qid_pos, fields_json), which a report joins to the cases of runs of those schemas."""
+    out = {}
+    for folder in sorted(p.name for p in resources.files("laya_cases_sql").iterdir() if p.is_dir()):
+        for path in sqlfiles.listing(folder):
+            for schema in _words(header(path).get("case_fields_for", "")):
+                out[schema] = path
+    return out
+
+
+@lru_cache(maxsize=None)
 def metrics() -> Tuple[Metric, ...]:
     """Every sql/metrics/ file that declares a `-- kind:`, in file-name order."""
     out = []
@@ -151,6 +163,7 @@ def clear() -> None:
     sqlfiles.text.cache_clear()
     files.cache_clear()
     metrics.cache_clear()
+    schema_case_fields.cache_clear()
 
 
 def find(metric: str) -> Optional[Metric]:

@@ -269,8 +269,19 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
+def case_fields(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """The table `case_fields` report/cases.sql and case_texts.sql join: a benchmark's own fields of each
+    case (its schema's `-- case_fields_for:` file: a shortlist case's kept labels and status, S7.19), else
+    no row. The report knows no benchmark: the file says which runs it serves."""
+    schema = sqlfiles.rows(sqlfiles.query(con, "report/run_schema.sql", {"run_id": run_id}))
+    path = catalogue.schema_case_fields().get(schema[0]["schema"] if schema else None, "report/case_fields_none.sql")
+    sqlfiles.materialize(con, path, "case_fields", _bind_run(path, None, run_id))
+
+
 def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[float]) -> List[Dict[str, Any]]:
-    """The reference `cases` list: row order, then `expected` order (S4.4)."""
+    """The reference `cases` list: row order, then `expected` order (S4.4), each with the run's own
+    case fields (case_fields)."""
+    case_fields(con, run_id)
     out = []
     keys = [score_within_key(t) for t in score_within]
     decode = json.JSONDecoder().decode
@@ -288,12 +299,14 @@ def cases(con: duckdb.DuckDBPyConnection, run_id: str, score_within: Sequence[fl
         chunk = result.fetchmany(10000)
         if not chunk:
             break
-        for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae, within) in chunk:
+        for (qid, language, model, tags, expected, answer, conf, correct, ca, na, mae, within, fields) in chunk:
             scores = {"choice_accuracy": ca, "noul_accuracy": na, "score_mae": mae, "mean_confidence": conf}
             scores.update(zip(keys, within))
             out.append({"qid": qid, "language": value(language), "model": value(model), "tags": list(tags or []),
                         "expected": value(expected), "answer": decode(answer),
                         "confidence": conf, "correct": correct, "scores": scores})
+            if fields is not None:
+                out[-1].update(decode(fields))
         if len(seen) > 100000:
             seen.clear()
     return out

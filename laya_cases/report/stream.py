@@ -227,6 +227,27 @@ def _helper(n_cases: int):
         return None
 
 
+_TAGS = ',\n%s"tags": ' % FIELD_PAD          # the tags piece (_pieces); a tag list's items sit deeper
+_END = "\n%s}" % CASE_PAD
+
+
+def with_fields(rest: str, fields: Optional[str]) -> str:
+    """A case's text after its answer with its own further fields (a JSON object text, or None) at their
+    sorted places: keys before `tags` ahead of the tags piece, the others after the tags."""
+    if fields is None:
+        return rest
+    value = json.loads(fields)
+    at = rest.rindex(_TAGS)
+
+    def items(keys: List[str]) -> str:
+        return "".join(",\n%s%s: %s" % (FIELD_PAD, _STR(k), encode(value[k], FIELD_PAD)) for k in keys)
+
+    keys = sorted(value)
+    assert all(k > "scores" for k in keys), keys      # never one of the reference's own case keys
+    return (rest[:at] + items([k for k in keys if k < "tags"]) + rest[at:-len(_END)]
+            + items([k for k in keys if k > "tags"]) + _END)
+
+
 def case_texts(result, first: str, n_cases: int = 0) -> Iterator[tuple]:
     """The `cases` list's batches, in order, from a report/case_texts.sql result: (number of cases, text)
     with the text of up to BATCH cases (`    {...}` at list level 1, joined by ",\n"), as str or as UTF-8
@@ -235,12 +256,16 @@ def case_texts(result, first: str, n_cases: int = 0) -> Iterator[tuple]:
     process (as bytes) while this one renders the batch before it (docs/cli_speed.md: sending it more
     batches ahead, or a larger share, was measured no faster)."""
     helper, answers = _helper(n_cases), answer_texts()
+
+    def fetch() -> List[tuple]:
+        return [(answer, with_fields(rest, fields)) for answer, rest, fields in result.fetchmany(BATCH)]
+
     try:
         while True:
-            rows = result.fetchmany(BATCH)
+            rows = fetch()
             if not rows:
                 return
-            later = result.fetchmany(BATCH) if helper is not None else None
+            later = fetch() if helper is not None else None
             if later:
                 helper.submit(first, [answer for answer, _ in later], [rest for _, rest in later])
             yield len(rows), render_batch(answers, first, [answer for answer, _ in rows], [rest for _, rest in rows])
@@ -295,6 +320,7 @@ def write(out: TextIO, doc: Dict[str, Any], con: Optional[duckdb.DuckDBPyConnect
     text = R.dumps(dict(doc, cases=[]))
     assert text.startswith(_HEAD), "the cases list is the document's first key"
     pieces = _pieces(score_keys(score_within))
+    R.case_fields(con, run_id)
     result = sqlfiles.query(con, "report/case_texts.sql", {
         "run_id": run_id, "tolerances": tolerances_in_key_order(score_within), "pieces": pieces,
         "values": case_values(con, run_id)})

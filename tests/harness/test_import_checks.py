@@ -68,7 +68,11 @@ def documents(tmp_path_factory) -> Dict[str, Dict[str, Any]]:
     for block in theirs["report"].values():
         block.pop("selective_accuracy@50")
         block.pop("seconds")
-    return {"ours": ours, "laya-evals": theirs}
+    bare = copy.deepcopy(theirs)                 # the harness's own cases: no lang, no index (issue 29 item 6)
+    for case in bare["cases"]:
+        case.pop("lang")
+        case.pop("index")
+    return {"ours": ours, "laya-evals": theirs, "harness": bare}
 
 
 def _wrong_case(doc: Dict[str, Any], pos: int) -> int:
@@ -177,7 +181,7 @@ def test_a_contradiction_is_one_line_exit_2_and_nothing_committed(tmp_path, docu
     assert Warehouse(tmp_path / "wh").run_ids() == []
 
 
-@pytest.mark.parametrize("kind", ["ours", "laya-evals"])
+@pytest.mark.parametrize("kind", ["ours", "laya-evals", pytest.param("harness", marks=pytest.mark.slow)])
 def test_the_valid_documents_import_and_give_their_report_back(tmp_path, documents, kind):
     path, res = _import(tmp_path, documents[kind])
     assert res.exit_code == 0, res.stderr
@@ -186,6 +190,23 @@ def test_the_valid_documents_import_and_give_their_report_back(tmp_path, documen
     assert drop(again["summary"]) == drop(documents["ours"]["summary"])
     for lang, block in documents[kind]["report"].items():
         assert {k: again["report"][lang][k] for k in drop(block)} == drop(block)
+
+
+@pytest.mark.slow
+def test_cases_without_lang_take_it_from_the_report_order(tmp_path, documents):
+    """lang and index come from the report's languages, n cases each, in document order; the stored rows
+    carry them (the harness export gives them back), and a report whose counts do not cover the cases
+    is one line, exit 2."""
+    path, res = _import(tmp_path, documents["harness"])
+    assert res.exit_code == 0, res.stderr
+    back = document.build(Warehouse(tmp_path / "wh"), "x")["cases"]
+    assert [(c["lang"], c["index"]) for c in back] == [(c["lang"], c["index"]) for c in documents["ours"]["cases"]]
+    doc = copy.deepcopy(documents["harness"])
+    doc["report"]["de"]["n"] += 1
+    (tmp_path / "bad").mkdir()
+    path, res = _import(tmp_path / "bad", doc)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "%s cases:" % path in res.stderr and "25 cases, not the document's 24" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("offset, ok", [(4e-5, True), (-4e-5, True), (6e-5, False), (-6e-5, False)])

@@ -440,3 +440,123 @@ def test_latency_includes_the_embedding(tmp_path):
                   runner=SlowRunnerDouble(T75_PREFS), embed=SlowEmbedderDouble(T75_QUERIES), embedder_id="e",
                   clock=clock).run_id
     assert _report(wh, rid)["overall"]["latency_p50_ms"] == pytest.approx(60.0)
+
+
+# ---------------------------------------------------------------------------- the report's cases (issue 29 item 4)
+def _reference_rounds(n: int, g: int) -> int:
+    """laya.shortlist.predict_tournament's loop: groups of ceil(m / g), one winner each, while m > g."""
+    labels, rounds = list(range(n)), 0
+    while True:
+        parts = -(-len(labels) // g)
+        if parts <= 1:
+            return rounds
+        labels = [labels[i * len(labels) // parts] for i in range(parts)]
+        rounds += 1
+
+
+@pytest.mark.parametrize("tournament", [False, True])
+def test_case_fields_sql_on_random_label_counts(tournament):
+    """sql/shortlist/case_fields.sql over a hand-made store: n, passthrough (k >= n) and the tournament's
+    rounds for label counts 1..70 and group sizes 2..9 against the reference's loop; a case without
+    shortlist labels gets no row."""
+    from laya_cases.query import sql as sqlfiles
+
+    rng = random.Random(4)
+    con = duckdb.connect()
+    sqlfiles.prepare_connection(con)
+    k, g = rng.randint(1, 40), rng.randint(2, 9)
+    config = ({"schema": "laya-tournament-evals-report/1", "tournament": {"group_size": g}} if tournament
+              else {"schema": "laya-shortlist-evals-report/1", "shortlist": {"k": k}})
+    con.execute("CREATE TABLE runs AS SELECT 'r' AS run_id, ? AS config_json", [json.dumps(config)])
+    cases = [(i, 0, ["o%d" % j for j in range(n)], None if i % 9 == 0 else ["o0"], [0.5], "correct")
+             for i, n in enumerate(rng.randint(1, 70) for _ in range(120))]
+    con.execute("CREATE TABLE cases (run_id VARCHAR, row_index BIGINT, qid_pos BIGINT, options VARCHAR[], "
+                "shortlist_labels VARCHAR[], shortlist_scores DOUBLE[], shortlist_status VARCHAR)")
+    con.executemany("INSERT INTO cases VALUES ('r', ?, ?, ?, ?, ?, ?)", cases)
+    got = {r: json.loads(f) for r, _, f in sqlfiles.query(con, "shortlist/case_fields.sql", {"run_id": "r"}).fetchall()}
+    assert set(got) == {c[0] for c in cases if c[3] is not None}
+    for i, _, options, _, _, _ in cases:
+        if i in got:
+            n = len(options)
+            meta = got[i]["tournament" if tournament else "shortlist"]
+            assert meta["n"] == n and meta["labels"] == ["o0"]
+            if tournament:
+                assert meta["rounds"] == _reference_rounds(n, g) and got[i]["tournament_status"] == "correct"
+            else:
+                assert meta["passthrough"] == (k >= n) and meta["k"] == k and meta["scores"] == [0.5]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tournament", [False, True])
+def test_report_cases_carry_the_shortlist_fields_and_rederive_every_shortlist_number(tmp_path, tournament):
+    """Each case of the report JSON has the reference's `shortlist` {k, labels, n, passthrough, scores} and
+    `shortlist_status` (a tournament: `tournament` {labels, n, rounds}, `tournament_status`), equal to a
+    plain-Python shortlist / tournament; the report's metrics overall and per slice, and the config's counts,
+    are the reference's `_metrics` (laya.evals_shortlist / evals_tournament, copied: importing them loads
+    torch) over those cases alone, grouped by the reference's own _group_cases; the streamed JSON is the
+    document's bytes."""
+    import io
+
+    from laya_cases.report import stream as RJ
+
+    _group_cases = pytest.importorskip("laya.evals")._group_cases
+    mode, status = ("tournament", "tournament_status") if tournament else ("shortlist", "shortlist_status")
+    lost, kept_name, right_name = (("elimination_miss", "tournament_survival_rate", "tournament_accuracy_on_survivors")
+                                   if tournament else
+                                   ("retrieval_miss", "shortlist_recall_at_k", "shortlist_accuracy_on_recalled"))
+
+    def metric_of(cases: List[Dict[str, Any]]) -> Dict[str, float]:
+        kept = sum(c[status] != lost for c in cases)
+        correct = sum(c[status] == "correct" for c in cases)
+        return dict({kept_name: kept / len(cases)}, **({right_name: correct / kept} if kept else {}))
+
+    rng = random.Random(11)
+    rows = [("s%d" % i, rng.choice(["en", "de", None]), rng.choice(LABELS)) for i in range(30)]
+    tags = {s: rng.sample(["x", "y"], rng.randint(0, 2)) for s, _, _ in rows}
+    prefs = {s: rng.sample(LABELS, 4) for s, _, _ in rows}
+    queries = {s: [rng.choice([-0.5, 0.0, 0.5, 1.0]) for _ in LABELS] for s, _, _ in rows}     # ties on purpose
+    path = tmp_path / "ds.jsonl"
+    write_jsonl(path, [dict({"state": s, "tags": tags[s], "questions": {"intent": {
+        "type": "choice", "instructions": "Which intent?", "criteria": LABELS}}, "expected": {"intent": gold}},
+        **({"language": lang} if lang else {})) for s, lang, gold in rows])
+    k, g = 2, 3
+    wh = Warehouse(tmp_path / "wh")
+    rid = execute(wh, ShortlistOptions(str(path), k=k, tournament=tournament, group_size=g, run_id="r"),
+                  runner=PreferenceRunnerDouble(prefs), embed=ScriptedEmbedderDouble(queries),
+                  embedder_id="e").run_id
+    doc = R.build(connect(wh, [rid]), rid, R.Options())
+    out = io.StringIO()
+    RJ.write(out, dict(doc, cases=[]), connect(wh, [rid]), rid)
+    assert out.getvalue() == R.dumps(doc)
+    assert len(doc["cases"]) == len(rows)
+    for (s, _, gold), case in zip(rows, doc["cases"]):
+        assert case["expected"] == gold and case[status] in (
+            ("correct", "elimination_miss", "final_choice_miss") if tournament else
+            ("correct", "retrieval_miss", "decision_miss"))
+        assert (case[status] == lost) == (gold not in case[mode]["labels"])
+        assert (case[status] == "correct") == (case["answer"]["choice"] == gold)
+        meta = case[mode]
+        if tournament:
+            assert meta == {"labels": _python_tournament(prefs[s], g), "n": 4, "rounds": 1}
+        else:
+            q = np.array(queries[s])
+            sims = [float(np.clip(q[i] / (np.linalg.norm(q) or 1.0), -1, 1)) for i in range(4)]
+            assert meta == {"k": k, "labels": _python_rank(queries[s], k), "n": 4, "passthrough": False,
+                            "scores": [sims[LABELS.index(l)] for l in meta["labels"]]}
+    assert {m: doc["overall"][m] for m in metric_of(doc["cases"])} == metric_of(doc["cases"])
+    for dim in ("language", "model", "qid", "tag"):
+        for key, group in _group_cases(doc["cases"], dim).items():
+            mine = {m: v for m, v in doc["slices"][dim][key].items() if m.startswith(mode)}
+            assert mine == metric_of(group), (dim, key)
+    counts = doc["config"][mode]["counts"]
+    assert counts == {s: sum(c[status] == s for c in doc["cases"]) for s in counts}
+    assert json.loads(out.getvalue())["cases"][0][mode]["labels"] == doc["cases"][0][mode]["labels"]
+    if not tournament:                       # docs/shortlist.md's Python block, run as written on this document
+        import re
+
+        (tmp_path / "b77.json").write_text(out.getvalue(), encoding="utf-8")
+        text = (ROOT / "docs" / "shortlist.md").read_text(encoding="utf-8")
+        snippet, = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+        scope: Dict[str, Any] = {}
+        exec(snippet.replace('"b77.json"', repr(str(tmp_path / "b77.json"))), scope)     # noqa: S102
+        assert scope["recalled"]

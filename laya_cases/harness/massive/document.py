@@ -6,7 +6,8 @@ sql/massive/), and `cases` (one S7.7 record per decision, unrounded, plus what l
 item_id, logits, temperature_clamped, temperature_unclamped, probabilities, latency_ms). Before
 writing, the harness's own re-derivation check runs: |mean(correct) - accuracy| < 5e-5 per language.
 
-Import reads such a document (or the reference's, whose cases lack the additions) and records each
+Import reads such a document (or the reference's, whose cases lack the additions, and may lack `lang`
+and `index`: with_positions takes them from the report's languages and the cases' order) and records each
 case as a labelled row with its answer, through the same RunRecorder as `ingest`: state, the
 `intent` choice question (instructions, options with their texts), the gold label, language and
 item_id; the answer is the predicted label with its confidence (and the probabilities a case
@@ -159,9 +160,48 @@ def read(path: str) -> Dict[str, Any]:
     return doc
 
 
+def _report_languages(path: str, doc: Dict[str, Any]) -> List[str]:
+    """One language per case slot, in order: each language of `report` (document order) `n` times."""
+    report = doc.get("report")
+    slots: List[str] = []
+    if isinstance(report, dict):
+        for lang, block in report.items():
+            n = block.get("n") if isinstance(block, dict) and "error" not in block else 0
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise UsageError("%s report[%r] field 'n' must be a count: it says which cases are of %s"
+                                 % (path, lang, lang))
+            slots += [lang] * n
+    if len(slots) != len(doc["cases"]):
+        raise UsageError("%s cases: a case without 'lang' takes its language from the report, whose 'n' "
+                         "count %d cases, not the document's %d" % (path, len(slots), len(doc["cases"])))
+    return slots
+
+
+def with_positions(path: str, doc: Dict[str, Any]) -> Dict[str, Any]:
+    """The document with every case's `lang` and `index` (S7.7). The harness writes its cases language
+    by language, in its report's order, `n` each, and `index` counts within a language; a case that
+    leaves them out gets them from that order (a case that carries them keeps its own)."""
+    cases_in = doc["cases"]
+    if all(isinstance(c, dict) and "lang" in c and "index" in c for c in cases_in):
+        return doc
+    slots = (_report_languages(path, doc) if any(isinstance(c, dict) and "lang" not in c for c in cases_in)
+             else [None] * len(cases_in))
+    out, seen = [], {}
+    for case, slot in zip(cases_in, slots):
+        if isinstance(case, dict) and ("lang" not in case or "index" not in case):
+            case = dict(case)
+            case.setdefault("lang", slot)
+            if isinstance(case["lang"], str):
+                case.setdefault("index", seen.get(case["lang"], 0))
+        if isinstance(case, dict) and isinstance(case.get("lang"), str):
+            seen[case["lang"]] = seen.get(case["lang"], 0) + 1
+        out.append(case)
+    return dict(doc, cases=out)
+
+
 def import_document(wh: Warehouse, path: str, run_id: Optional[str] = None) -> RecordedRun:
     """Commit a harness document's cases as a run of kind `import` (nothing is committed on a bad case)."""
-    doc = read(path)
+    doc = with_positions(path, read(path))
     recorder = RunRecorder(wh, new_run_id() if run_id is None else run_id, path)
     check_free(wh, recorder.run_id)
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}

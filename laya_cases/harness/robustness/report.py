@@ -12,7 +12,7 @@ def build(wh, run_id: str, policy: Optional[Dict[str, Any]] = None) -> Tuple[Dic
     """(document, failure lines): one line per failed language and per failed policy rule."""
     wh.require_run(run_id)
     con = connect(wh, [run_id], variants=True)
-    doc = summarize(con, run_id)
+    doc = summarize(con, run_id, with_cases=True)
     failures = ["robustness: language %s failed: %s" % (lang or "(none)", doc["languages"][lang]["error"])
                 for lang in doc["failed_languages"]]
     if policy is not None:

@@ -4,12 +4,20 @@
      "summary": {"option_order": G, "label_rename": G, "overall": G,
                  "quality": {"baseline": Q, "option_order": Q, "label_rename": Q}},
      "languages": {<language>: {same four keys, "n_cases", "n_errors"} | {"error": <first 200 chars>}},
-     "errors": <error records>, "failed_languages": [...]}
+     "errors": <error records>, "failed_languages": [...],
+     "config": <the run's config>, "cases": [R, ...]}           (config and cases: with_cases)
 
 G is sql/robustness/groups.sql's row without its keys (`{"n": 0}` when the group has no pair); Q is
 `n_labelled`, and when it is > 0 `accuracy` (sql/robustness/quality.sql) and `ece` (the report's own
 sql/metrics/reliability.sql + ece.sql over sql/robustness/quality_cells.sql, summed by
 sql/robustness/quality_sums.sql). `summary` pools the pairs of every language that did not fail; rows without a language are the language "".
+R is one presentation (sql/robustness/cases.sql, error records included): lang, row_index, case_id,
+kind, options (canonical keys), slot_order (canonical index at each presented slot), presented_keys
+(slot order), label_map (canonical -> presented key), inverse_label_map (presented -> canonical key),
+probabilities (canonical order), pred_index, pred_label, confidence, gold_index, gold_label, correct,
+baseline (a variant's pair: the baseline case id, its pred_index and confidence, semantic_agreement and
+the S7.15 numbers; null for a baseline, or with no pair) and error. Every number of the document is
+re-derivable from `cases` alone (tests/harness/test_robustness_document.py).
 """
 from __future__ import annotations
 
@@ -65,8 +73,35 @@ def _tables(con, run_id: str, failed: List[str]) -> None:
     sqlfiles.materialize(con, "metrics/reliability.sql", "reliability")
 
 
-def summarize(con, run_id: str) -> Dict[str, Any]:
-    """The robustness document of `run_id` over a connection whose `cases`/`decisions` hold it unfiltered."""
+def _record(r: Dict[str, Any]) -> Dict[str, Any]:
+    """One row of sql/robustness/cases.sql as the document's case: the two label mappings as objects
+    (canonical key -> presented key, presented key -> canonical key, in canonical and slot order)."""
+    labels, keys = r["presented_labels"], r["presented_keys"]
+    baseline = None
+    if r["agree"] is not None:
+        baseline = {"case_id": r["parent_case_id"], "pred_index": r["baseline_pred"],
+                    "confidence": r["baseline_confidence"], "semantic_agreement": r["agree"],
+                    "mean_probability_drift": r["mean_drift"], "max_probability_drift": r["max_drift"],
+                    "js_divergence": r["js"], "confidence_drift": r["confidence_drift"]}
+    return {"lang": r["language"], "row_index": r["row_index"], "case_id": r["case_id"], "kind": r["kind"],
+            "options": r["options"], "slot_order": r["slot_order"], "presented_keys": keys,
+            "label_map": None if labels is None or r["options"] is None else dict(zip(r["options"], labels)),
+            "inverse_label_map": None if keys is None or r["slot_options"] is None
+            else dict(zip(keys, r["slot_options"])),
+            "probabilities": r["probabilities"], "pred_index": r["pred_index"], "pred_label": r["pred_label"],
+            "confidence": r["confidence"], "gold_index": r["gold_index"], "gold_label": r["gold_label"],
+            "correct": r["correct"], "baseline": baseline, "error": r["error"]}
+
+
+def case_records(con, run_id: str) -> List[Dict[str, Any]]:
+    """Every presentation of the run (error records too) as the document's `cases`, from
+    sql/robustness/cases.sql over the pairs summarize() materialized."""
+    return [_record(r) for r in sqlfiles.rows(sqlfiles.query(con, "robustness/cases.sql", {"run_id": run_id}))]
+
+
+def summarize(con, run_id: str, with_cases: bool = False) -> Dict[str, Any]:
+    """The robustness document of `run_id` over a connection whose `cases`/`decisions` hold it unfiltered;
+    `config` and `cases` (every presentation's record) with `with_cases`."""
     config = robustness_config(con, run_id)
     block = config["robustness"]
     failed = block.get("failed_languages") or {}
@@ -88,9 +123,12 @@ def summarize(con, run_id: str) -> Dict[str, Any]:
     summary: Dict[str, Any] = {kind: _group(groups.get(("all", None, kind))) for kind in GROUPS}
     summary["quality"] = _quality(quality, eces, "all")
     errors = sum(v.get("n_errors", 0) for v in languages.values() if "error" not in v)
-    return {"schema": SCHEMA, "run_id": run_id, "dataset": config.get("dataset"),
-            "seed": block.get("seed"), "summary": summary, "languages": languages,
-            "errors": errors, "failed_languages": sorted(failed)}
+    doc = {"schema": SCHEMA, "run_id": run_id, "dataset": config.get("dataset"),
+           "seed": block.get("seed"), "summary": summary, "languages": languages,
+           "errors": errors, "failed_languages": sorted(failed)}
+    if with_cases:
+        doc.update(config=config, cases=case_records(con, run_id))
+    return doc
 
 
 def strict_json(doc: Dict[str, Any]) -> str:
