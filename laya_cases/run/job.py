@@ -180,7 +180,7 @@ class Job:
         answers = result.get("answers") if isinstance(result.get("answers"), dict) else {}
         if self.mc is not None:
             apply_gate(answers, self.mc)
-        model = self.models[item] or answered_model(result)     # S4.3: an empty row model counts as unset
+        model = self.models[item] or answered_model(result, self.info.model_id)   # S4.3: an empty row model is unset
 
         def missing(pos: int, qid: str) -> None:
             if self.opts.on_error == "fail":
