@@ -216,6 +216,8 @@ class Job:
                        "rows_alone": calls.rows_alone, "max_chunk": calls.max_chunk},
             "revisions": {info.model_id: info.revision},
         }
+        if info.settings.get("laya_version") is not None:   # the reference's key, where Laya answered (S5.5)
+            config["laya_version"] = info.settings["laya_version"]
         if "onnx" in opts.runner_options:        # the reference's key for the same choice; other runner
             config["onnx"] = opts.runner_options["onnx"]   # options live in extensions.run (S0.2)
         if self.errored:
