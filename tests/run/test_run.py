@@ -301,14 +301,22 @@ def test_vectorised_answers_match_the_scalar_helper():
         k = len(body["criteria"]) if "criteria" in body else 2
         probs = rng.dirichlet(np.full(k, 0.7), size=50)
         probs[0] = 1.0 / k                                  # a full tie: the first label wins
-        for row, got in zip(probs, answers_from_matrix(body, probs)):
-            want = answer_from_probs(body, row.tolist())
-            assert got.keys() == want.keys()
-            for key, value in want.items():
-                if key == "confidence" and body["type"] != "noul":   # numpy vs sequential entropy sum
-                    assert abs(got[key] - value) <= 1e-4
-                else:
-                    assert got[key] == value, (body, key)
+        for digits, summed in ((None, 1e-12), (4, 1e-4)):
+            for row, got in zip(probs, answers_from_matrix(body, probs, digits)):
+                want = answer_from_probs(body, row.tolist(), digits)
+                assert got.keys() == want.keys()
+                for key, value in want.items():
+                    if key in ("confidence", "score") and body["type"] != "noul":   # numpy vs sequential sums
+                        assert abs(got[key] - value) <= summed
+                    else:
+                        assert got[key] == value, (body, key)
+        # unrounded by default (S7.7): what the model computed, not 4 decimals
+        plain = answers_from_matrix(body, probs)
+        assert [a["answer_confidence"] for a in plain] == np.clip(probs.max(axis=1), 0, 1).tolist()
+        if body["type"] != "noul":
+            assert [list(a["probabilities"].values()) for a in plain] == probs.tolist()
+        else:
+            assert [a["noul"] for a in plain] == probs[:, 1].tolist()
 
 
 # ---------------------------------------------------------------------------- MASSIVE (S7.2, T7.1)
