@@ -74,18 +74,24 @@ def written_by_reference(baseline: Any) -> bool:
 
 def compare(con: duckdb.DuckDBPyConnection, config: Dict[str, Any], overall: Any, baseline: Any,
             tolerances: Optional[Dict[str, float]],
-            cases: Optional[Sequence[Dict[str, Any]]] = None) -> Tuple[bool, List[Dict[str, Any]]]:
+            cases: Optional[Sequence[Dict[str, Any]]] = None,
+            candidate_by_reference: bool = False) -> Tuple[bool, List[Dict[str, Any]]]:
     """S6.4 over `gate_metrics` (candidate side): (ok, delta rows sorted by metric).
 
-    Against a reference-written baseline the candidate's ece/brier/aurc are read in the reference's
-    summation order (`reference_order_values`), so an unchanged run compares exactly."""
+    When one side was written by the reference and the other by us, our side's ece/brier/aurc are read
+    in the reference's summation order (`reference_order_values`, from that side's cases), so unchanged
+    answers compare exactly in either direction: the candidate's against a reference baseline, the
+    baseline's when the candidate (`candidate_by_reference`) is the reference's report."""
     check_baseline(baseline)
     ref: Dict[str, float] = {}
-    if written_by_reference(baseline) and isinstance(overall, dict) and any(m in overall for m in order_dependent()):
+    if written_by_reference(baseline) and not candidate_by_reference and isinstance(overall, dict) \
+            and any(m in overall for m in order_dependent()):
         ref = {m: v for m, v in reference_order_values(cases).items() if m in overall}
     register(con, "cmp_reference_order", {"metric": (pa.string(), list(ref)),
                                            "value": (pa.float64(), list(ref.values()))})
     base = baseline.get("overall", baseline)
+    if candidate_by_reference and not written_by_reference(baseline) and isinstance(base, dict):
+        base = dict(base, **{m: v for m, v in reference_order_values(baseline.get("cases")).items() if m in base})
     metric_map(overall, "report", allow_empty=True)
     tolerances = tolerance_map(tolerances)
     register(con, "cmp_baseline", {"pos": (pa.int64(), list(range(1, len(base) + 1))),

@@ -148,7 +148,7 @@ def compare_documents(document: Dict[str, Any], baseline: Dict[str, Any], tolera
     load_report_tables(con, {"candidate": candidate, "baseline": baseline}, cases=policy is not None)
     result = GateResult()
     result.compare_ok, result.deltas = compare(con, candidate["config"], candidate["overall"], baseline, tolerances,
-                                               candidate["cases"])
+                                               candidate["cases"], written_by_reference(document))
     refusal = comparability_failure(candidate["config"], baseline)
     if refusal:
         result.failures.append(refusal)

@@ -324,6 +324,8 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Dict
     if options.bootstrap:
         bootstrap(con, run_id, options, metrics)
     config = json.loads(run["config_json"])
+    # the reference always records the gate it applied, an empty one too (S0.2, S6.2); a gate replaces it
+    config.setdefault("thresholds", {"min": {}, "max": {}, "baseline_tolerance": {}})
     if options.score_within:
         config["score_within"] = [float(t) for t in options.score_within]
     overall = _published(metrics, ("overall", ""))

@@ -47,13 +47,16 @@ def apply_gate(answers: Dict[str, Any], threshold: float) -> None:
         answer["abstention_threshold"] = float(threshold)
 
 
-def answered_model(result: Any) -> Any:
-    """S4.3 fallback: the routed checkpoint, else the result's top-level `model`."""
+def answered_model(result: Any, runner_model: Any = None) -> Any:
+    """S4.3 fallback: the routed checkpoint, else the result's top-level `model`, else `runner_model`.
+
+    The reference's runners name themselves in every result (a bare Agent says `laya-rl-agent`), so
+    its `model` slice is never empty; ours mostly do not, and the runner's own model stands in."""
     result = result if isinstance(result, dict) else {}
     routing = result.get("routing")
     if isinstance(routing, dict) and isinstance(routing.get("model"), str) and routing["model"]:
         return routing["model"]
-    return result.get("model")
+    return result["model"] if result.get("model") is not None else runner_model
 
 
 def signature(question_set: Dict[str, Any]) -> str:

@@ -180,7 +180,7 @@ class Job:
         answers = result.get("answers") if isinstance(result.get("answers"), dict) else {}
         if self.mc is not None:
             apply_gate(answers, self.mc)
-        model = self.models[item] or answered_model(result)     # S4.3: an empty row model counts as unset
+        model = self.models[item] or answered_model(result, self.info.model_id)   # S4.3: an empty row model is unset
 
         def missing(pos: int, qid: str) -> None:
             if self.opts.on_error == "fail":
@@ -216,6 +216,8 @@ class Job:
                        "rows_alone": calls.rows_alone, "max_chunk": calls.max_chunk},
             "revisions": {info.model_id: info.revision},
         }
+        if info.settings.get("laya_version") is not None:   # the reference's key, where Laya answered (S5.5)
+            config["laya_version"] = info.settings["laya_version"]
         if "onnx" in opts.runner_options:        # the reference's key for the same choice; other runner
             config["onnx"] = opts.runner_options["onnx"]   # options live in extensions.run (S0.2)
         if self.errored:

@@ -88,17 +88,17 @@ def _entropy_confidence(p: Sequence[float]) -> float:
     return min(1.0, max(0.0, 1.0 - h / math.log(k)))
 
 
-def answer_from_probs(body: Dict[str, Any], probs: Sequence[float], digits: int = 4) -> Dict[str, Any]:
+def answer_from_probs(body: Dict[str, Any], probs: Sequence[float], digits: Optional[int] = None) -> Dict[str, Any]:
     """Build the reference-shaped answer for one question from per-option probabilities (S2.4).
 
-    Values are rounded to `digits` decimals as the reference's model answers are; the argmax is the
-    first maximum of the unrounded probabilities.
+    Values are what the model computed (S7.7: stored unrounded; rounding can move an ECE bin or a tie
+    at a coverage cut), unless `digits` asks for rounding; the argmax is the first maximum.
     """
     kind = body.get("type")
     labels = Q.option_labels(body)
     best = max(range(len(probs)), key=lambda i: probs[i])
     ac = min(1.0, max(0.0, max(probs))) if probs else 1.0
-    r = (lambda x: round(float(x), digits))
+    r = (lambda x: float(x)) if digits is None else (lambda x: round(float(x), digits))
     if kind == "noul":
         p_true = float(probs[1])
         return {"type": "noul", "noul": r(p_true), "confidence": r(max(p_true, 1 - p_true)),

@@ -12,7 +12,7 @@ Decision rule (recorded in every run's settings as `decision_rule`, with `temper
 * noul: a bare `yes, the statement holds` names no statement, so each of the two S2.3 options is
   embedded after the question's instructions (`<instructions> <false option>`, `... <true option>`);
   P(true) = softmax(z / T)[1], i.e. a logistic in the cosine difference.
-* Answers have the reference shape of `base.answer_from_probs` (4 decimals, argmax = first maximum),
+* Answers have the reference shape of `base.answer_from_probs` (unrounded, argmax = first maximum),
   built for the whole call at once by `answers_from_matrix` (a test holds the two together).
 
 Option texts are embedded once per process and cached by text, so a question set repeated over a
@@ -72,40 +72,41 @@ def option_embed_texts(body: Dict[str, Any]) -> List[str]:
     return texts
 
 
-def answers_from_matrix(body: Dict[str, Any], probs: np.ndarray, digits: int = 4) -> List[Dict[str, Any]]:
+def answers_from_matrix(body: Dict[str, Any], probs: np.ndarray, digits: Optional[int] = None) -> List[Dict[str, Any]]:
     """`base.answer_from_probs` for every row of an (n, k) probability matrix, vectorised.
 
-    Same fields and rounding (Python `round` on each value); the entropy confidence is summed by
-    numpy, so it may differ from the scalar helper in the last bits before rounding.
+    Same fields, unrounded unless `digits` is given (Python `round` on each value); the entropy
+    confidence is summed by numpy, so it may differ from the scalar helper in the last bits.
     """
     kind = body.get("type")
+    r = float if digits is None else (lambda x: round(x, digits))
     n, k = probs.shape
     ac = np.clip(probs.max(axis=1), 0.0, 1.0).tolist()
     out: List[Dict[str, Any]] = []
     if kind == "noul":
         for p_true, a in zip(probs[:, 1].tolist(), ac):
-            out.append({"type": "noul", "noul": round(p_true, digits),
-                        "confidence": round(max(p_true, 1 - p_true), digits), "answer_confidence": round(a, digits)})
+            out.append({"type": "noul", "noul": r(p_true),
+                        "confidence": r(max(p_true, 1 - p_true)), "answer_confidence": r(a)})
         return out
     if k < 2:
         conf = [1.0] * n
     else:
         h = -(probs * np.log(np.clip(probs, 1e-12, 1.0))).sum(axis=1)
         conf = np.clip(1.0 - h / np.log(k), 0.0, 1.0).tolist()
-    rounded = [[round(x, digits) for x in row] for row in probs.tolist()]
+    values = [[r(x) for x in row] for row in probs.tolist()]
     if kind == "score":
         levels = [str(i) for i in range(k)]
         expected = (probs @ np.arange(k, dtype=np.float64)).tolist()
         legend = list(body.get("criteria") or [])
-        for r, e, c, a in zip(rounded, expected, conf, ac):
-            out.append({"type": "score", "score": round(e, digits), "probabilities": dict(zip(levels, r)),
-                        "legend": list(legend), "confidence": round(c, digits), "answer_confidence": round(a, digits)})
+        for row, e, c, a in zip(values, expected, conf, ac):
+            out.append({"type": "score", "score": r(e), "probabilities": dict(zip(levels, row)),
+                        "legend": list(legend), "confidence": r(c), "answer_confidence": r(a)})
         return out
     labels = Q.option_labels(body)
     raw = Q.choice_labels(body)
-    for r, b, c, a in zip(rounded, probs.argmax(axis=1).tolist(), conf, ac):
-        out.append({"type": "choice", "choice": raw[b], "probabilities": dict(zip(labels, r)),
-                    "confidence": round(c, digits), "answer_confidence": round(a, digits)})
+    for row, b, c, a in zip(values, probs.argmax(axis=1).tolist(), conf, ac):
+        out.append({"type": "choice", "choice": raw[b], "probabilities": dict(zip(labels, row)),
+                    "confidence": r(c), "answer_confidence": r(a)})
     return out
 
 

@@ -179,7 +179,8 @@ class LayaAgentRunner(Runner):
             mine = {q: dict(f, **({"logits": logits[q]} if q in logits else {})) for q, f in facts.items()}
             if self.exact:
                 self._exact(r["answers"], mine)
-            out.append({"answers": r["answers"], "facts": mine, "usage": r.get("usage")})
+            # the Agent's own `model` ("laya-rl-agent") is what the reference's model slice reads (S4.3)
+            out.append({"answers": r["answers"], "facts": mine, "usage": r.get("usage"), "model": r.get("model")})
         return out
 
     @staticmethod

@@ -266,7 +266,24 @@ def test_reference_baseline_on_order_dependent_sums_still_passes_at_tolerance_0(
     moved = [m for m in G.order_dependent() if ours["overall"][m] != ref["overall"][m]]
     assert moved, "this data must exercise a last-bit difference"             # else the test proves nothing
     assert all(abs(ours["overall"][m] - ref["overall"][m]) < 1e-12 for m in moved)
-    result = invoke("compare", "r", "-w", wh, "--baseline", tmp_path / "ref.json")
-    assert (result.exit_code, result.stderr) == (0, ""), result.stdout
+    # ours against theirs and theirs against ours, as a run id and as report files: all pass at tolerance 0
+    for candidate, baseline in (("r", "ref.json"), ("ours.json", "ref.json"), ("ref.json", "ours.json"),
+                                ("ref.json", "r")):
+        path = (lambda name: name if name == "r" else tmp_path / name)
+        result = invoke("compare", path(candidate), "-w", wh, "--baseline", path(baseline))
+        assert (result.exit_code, result.stderr) == (0, ""), (candidate, baseline, result.stdout)
+        assert all(l.endswith("diff=+0.0000 (tol 0.0000)") for l in result.stdout.splitlines()), result.stdout
+    # the reference's compare sums its own way on both sides and so fails at its default tolerance 0, with
+    # every delta printed as +0.0000 (or -0.0000); 1e-9 on the three (docs/report.md) passes
+    for candidate, baseline in (("ours.json", "ref.json"), ("ref.json", "ours.json")):
+        args = ["compare", tmp_path / candidate, "--baseline", tmp_path / baseline]
+        code, out, _ = reference(*args)
+        assert code == 1 and all("diff=+0.0000" in l or "diff=-0.0000" in l for l in out.splitlines()), out
+        assert reference(*args, *[a for m in ("ece", "brier", "aurc") for a in ("--tolerance", m + "=1e-9")])[0] == 0
     # between two laya-cases reports nothing is re-read: our own values compare exactly
     assert invoke("compare", "r", "-w", wh, "--baseline", tmp_path / "ours.json").exit_code == 0
+    # and a moved baseline still fails in the reverse direction: the re-read replaces only exact equals' bits
+    moved = json.loads((tmp_path / "ours.json").read_text())
+    moved["cases"][0]["confidence"] = 0.99 if moved["cases"][0]["confidence"] != 0.99 else 0.5
+    (tmp_path / "moved.json").write_text(json.dumps(moved))
+    assert invoke("compare", tmp_path / "ref.json", "-w", wh, "--baseline", tmp_path / "moved.json").exit_code == 1

@@ -25,7 +25,7 @@ WORTH = {"Not urgent": 0.1, "Soon": 0.5, "Work is blocked": 1.2, "moderate": 0.3
 
 class LogitRunnerDouble(Runner):
     """A scripted runner: logit of a level = WORTH[text] (order-invariant), plus `hole` on slot 0;
-    probabilities = softmax(logits / T) as the answer reports them (4 decimals) plus `skew`."""
+    probabilities = softmax(logits / T) as the answer reports them (unrounded) plus `skew`."""
 
     name = "logit-double"
     capabilities = Capabilities()

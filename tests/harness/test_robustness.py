@@ -501,7 +501,10 @@ def test_minilm_robustness_on_200_massive_en_us_cases_rederives_from_the_store(t
     assert summary["option_order"]["semantic_agreement_rate"] == 1.0
     assert summary["option_order"]["max_probability_drift"] <= 1e-4
     assert summary["quality"]["baseline"]["n_labelled"] == 200
-    assert summary["quality"]["baseline"] == summary["quality"]["option_order"]
+    base, moved = summary["quality"]["baseline"], summary["quality"]["option_order"]
+    assert base.keys() == moved.keys() and base["accuracy"] == moved["accuracy"]
+    # unrounded confidences (S7.7): a softmax over reordered options may differ in the last bits
+    assert all(math.isclose(base[k], moved[k], rel_tol=0, abs_tol=1e-12) for k in base if base[k] is not None)
     print(json.dumps(summary, indent=1))
     # no model: the stored rows give the same document, and the documented plain-DuckDB queries agree
     again = tmp_path / "again.json"

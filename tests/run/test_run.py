@@ -235,6 +235,44 @@ def test_row_model_on_a_single_model_runner_is_refused(tmp_path, doubles_registe
     assert list(_report(Warehouse(tmp_path / "wh"), rid)["slices"]["model"]) == ["x"]
 
 
+class AttributionDouble(ExplodingRunnerDouble):
+    """Results naming their model the ways S4.3 reads: routed, top-level (0 too), or not at all."""
+
+    name = "attribution-double"
+
+    def predict_batch(self, states, questions, **kwargs):
+        named = [{"routing": {"model": "english"}}, {"model": "laya-rl-agent", "routing": {"model": ""}},
+                 {"model": 0}, {}, {"model": None}]
+        results = super().predict_batch(states, questions)
+        return [dict(r, **named[(len(self.calls) - 1) % len(named)]) for r in results]
+
+
+@pytest.mark.slow
+def test_model_slice_is_the_runners_model_when_no_result_names_one(tmp_path):
+    """S4.3 as the reference reads a result (routing.model, else `model`), against laya.evals on the same
+    results; where the result names none, the runner's own model (the reference's runners always name
+    themselves), so --slice model is never empty."""
+    from laya import evals
+
+    rows = [json.loads(l) for l in open(DS_BATCH) if l.strip() and "BOOM" not in l] * 2
+    data = write_jsonl(tmp_path / "m.jsonl", rows[:5])
+    ours = AttributionDouble()
+    rid = execute(Warehouse(tmp_path / "wh"), RunOptions(str(data), on_error="skip"), runner=ours).run_id
+    doc = _report(Warehouse(tmp_path / "wh"), rid)
+    assert [c["model"] for c in doc["cases"]] == ["english", "laya-rl-agent", 0, "exploding-double",
+                                                  "exploding-double"]
+    assert sorted(doc["slices"]["model"]) == ["0", "english", "exploding-double", "laya-rl-agent"]
+
+    theirs = AttributionDouble()
+
+    class Adapter:
+        def predict(self, state, questions):
+            return theirs.predict_batch([state], questions)[0]
+
+    ref = evals.evaluate(Adapter(), evals.Dataset.from_jsonl(str(data))).to_json()
+    assert [c["model"] for c in ref["cases"]] == ["english", "laya-rl-agent", 0, None, None]
+
+
 def test_registry_lists_the_builtins_through_entry_points():
     """Built-in runners use the same entry-point group a plugin uses."""
     from importlib.metadata import entry_points
@@ -263,14 +301,22 @@ def test_vectorised_answers_match_the_scalar_helper():
         k = len(body["criteria"]) if "criteria" in body else 2
         probs = rng.dirichlet(np.full(k, 0.7), size=50)
         probs[0] = 1.0 / k                                  # a full tie: the first label wins
-        for row, got in zip(probs, answers_from_matrix(body, probs)):
-            want = answer_from_probs(body, row.tolist())
-            assert got.keys() == want.keys()
-            for key, value in want.items():
-                if key == "confidence" and body["type"] != "noul":   # numpy vs sequential entropy sum
-                    assert abs(got[key] - value) <= 1e-4
-                else:
-                    assert got[key] == value, (body, key)
+        for digits, summed in ((None, 1e-12), (4, 1e-4)):
+            for row, got in zip(probs, answers_from_matrix(body, probs, digits)):
+                want = answer_from_probs(body, row.tolist(), digits)
+                assert got.keys() == want.keys()
+                for key, value in want.items():
+                    if key in ("confidence", "score") and body["type"] != "noul":   # numpy vs sequential sums
+                        assert abs(got[key] - value) <= summed
+                    else:
+                        assert got[key] == value, (body, key)
+        # unrounded by default (S7.7): what the model computed, not 4 decimals
+        plain = answers_from_matrix(body, probs)
+        assert [a["answer_confidence"] for a in plain] == np.clip(probs.max(axis=1), 0, 1).tolist()
+        if body["type"] != "noul":
+            assert [list(a["probabilities"].values()) for a in plain] == probs.tolist()
+        else:
+            assert [a["noul"] for a in plain] == probs[:, 1].tolist()
 
 
 # ---------------------------------------------------------------------------- MASSIVE (S7.2, T7.1)

@@ -207,7 +207,7 @@ class RobustnessJob(Job):
         extra["answer_json"] = answer_text(answer)
         if "logits" in extra:
             extra["logits"] = V.canonical_logits(extra["logits"], variant)
-        model = self.opts.model or answered_model(result)
+        model = self.opts.model or answered_model(result, self.info.model_id)
         recorder.add_answers(case.row, {case.qid: canonical}, model=model, call=made,
                              field="runner answer", missing=lambda pos, qid: None,
                              extra=lambda qid: extra)

@@ -18,7 +18,9 @@ def _value(name: str, value: Any) -> str:
         return "-"
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    return ("%+.4f" if name == "mean_confidence_drift" else "%.4f") % value
+    if name == "mean_confidence_drift":      # a drift that rounds to 0 prints +0.0000 whatever its last bits' sign
+        return "%+.4f" % (value if round(value, 4) != 0 else 0.0)
+    return "%.4f" % value
 
 
 def _table(header: Sequence[str], rows: List[List[str]]) -> List[str]:
