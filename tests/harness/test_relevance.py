@@ -303,6 +303,48 @@ def test_template_is_refused_for_a_runner_without_prompt(tmp_path, scripted):
         bench(Warehouse(tmp_path / "wh"), tmp_path / "data", "scripted-scorer", template=str(tmp_path / "t.txt"))
 
 
+class PromptedScorer(ScriptedScorer):
+    """An LM runner double (a CausalLMRunner by class, so the benchmark hands it a prompt): it reads the
+    template it is given as the LM runners do and records its digest, and scores as ScriptedScorer."""
+
+    name = "prompted-scorer"
+
+    def __init__(self, prompt=None, **kwargs: Any):
+        from laya_cases.runners import hf_common as H
+
+        _text, sha, where = H.read_template(prompt, H.YESNO_TEMPLATE)
+        self.info = RunnerInfo(runner=self.name, model_id="prompted",
+                               settings={"prompt_sha256": sha, "prompt_template": where})
+
+
+@pytest.mark.slow                       # reads the language through Hugging Face `datasets` (its import)
+@pytest.mark.parametrize("given", [False, True])
+def test_a_run_that_prompts_reads_the_benchmarks_template_unless_told_otherwise(tmp_path, given):
+    """S8.2: the benchmark's data/relevance/prompt.txt is the default (not a runner's built-in text), and
+    its SHA-256 is recorded for every prompting run; --template replaces it."""
+    import hashlib
+    from laya_cases.runners.hf_base import CausalLMRunner
+    from laya_cases.query.sql import connect
+
+    write_language(tmp_path / "data", "en", T82)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("Judge: {}\n")
+    cls = type("PromptedLM", (PromptedScorer, CausalLMRunner), {"capabilities": ScriptedScorer.capabilities})
+    registry.register(PromptedScorer.name, cls)
+    try:
+        bench(Warehouse(tmp_path / "wh"), tmp_path / "data", PromptedScorer.name,
+              **({"template": str(mine)} if given else {}))
+    finally:
+        registry.unregister(PromptedScorer.name)
+    (settings,) = connect(Warehouse(tmp_path / "wh")).execute("SELECT settings_json FROM runs").fetchone()
+    facts = json.loads(settings)["relevance"]
+    read = mine if given else ROOT / "data" / "relevance" / "prompt.txt"
+    assert facts["prompt_sha256"] == hashlib.sha256(read.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
+    assert Path(facts["prompt_template"]).resolve() == read.resolve()
+    if not given:
+        assert facts["prompt_sha256"].startswith("c75f6e")      # the benchmark's file, as the issue recorded it
+
+
 def test_manifest_languages_and_errors(tmp_path):
     from laya_cases.harness.relevance import manifest as M
 
