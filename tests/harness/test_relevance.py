@@ -345,6 +345,31 @@ def test_a_run_that_prompts_reads_the_benchmarks_template_unless_told_otherwise(
         assert facts["prompt_sha256"].startswith("c75f6e")      # the benchmark's file, as the issue recorded it
 
 
+@pytest.mark.slow                       # reads the languages through Hugging Face `datasets`
+def test_ids_are_named_as_the_benchmark_names_them(tmp_path, scripted):
+    """S8.1 / the benchmark's ADR-0004: `source_item_id` is the language-neutral id (the manifest's fields joined
+    by `:`), `item_id` = <language>/<source_item_id> is unique across languages; both are decision columns."""
+    import random
+    from laya_cases.query.sql import connect
+
+    rng = random.Random(5)
+    items = [(rng.choice(["yes", "no"]), "%.2f" % rng.random()) for _ in range(7)]
+    for lang in ("en", "de", "zh-CN"):
+        write_language(tmp_path / "data", lang, items)
+    bench(Warehouse(tmp_path / "wh"), tmp_path / "data", "scripted-scorer")
+    got = connect(Warehouse(tmp_path / "wh")).execute(
+        "SELECT language_key, item_id, source_item_id, expected_json FROM cases ORDER BY language_key, row_index"
+    ).fetchall()
+    want = sorted((lang, "%s/q%d:p" % (lang, i), "q%d:p" % i, "true" if label == "yes" else "false")
+                  for lang in ("en", "de", "zh-CN") for i, (label, _) in enumerate(items))
+    assert sorted(got) == want
+    assert len({r[1] for r in got}) == 21 and len({r[2] for r in got}) == 7
+    joined = connect(Warehouse(tmp_path / "wh")).execute(      # the cross-language join the neutral id is for
+        "SELECT count(*) FROM cases a JOIN cases b USING (source_item_id) "
+        "WHERE a.language_key = 'en' AND b.language_key = 'de' AND a.expected_json = b.expected_json").fetchone()
+    assert joined == (7,)
+
+
 def test_manifest_languages_and_errors(tmp_path):
     from laya_cases.harness.relevance import manifest as M
 
@@ -390,5 +415,7 @@ def test_the_stored_manifest_lists_the_eleven_languages_of_source_md():
             "vi": 288, "zh": 286}                                   # ../shared/data/xquad_r_relevance/SOURCE.md
     assert inv == {lang: (n, n // 2) for lang, n in want.items()}
     rows = M.dataset_rows(bench.languages[0], bench.instructions, limit=2)
-    assert [r["item_id"] for r in rows] == [rows[0]["item_id"].split(":")[0] + ":gold_answer_sentence",
-                                            rows[0]["item_id"].split(":")[0] + ":adjacent_sentence_same_paragraph"]
+    question = rows[0]["source_item_id"].split(":")[0]
+    assert [r["source_item_id"] for r in rows] == [question + ":gold_answer_sentence",
+                                                   question + ":adjacent_sentence_same_paragraph"]
+    assert [r["item_id"] for r in rows] == ["ar/" + r["source_item_id"] for r in rows]

@@ -1,7 +1,8 @@
 """`laya-cases relevance run`: one committed run per (model, language) through `laya_cases.run.execute.execute`.
 
 Per language the manifest's rows become an S1 dataset (state {question, sentence}, one noul question
-`relevant`, gold = the label is the positive one, `item_id` = source_item_id), written once under
+`relevant`, gold = the label is the positive one, `source_item_id` the language-neutral id and `item_id` =
+<language>/<source_item_id>), written once under
 <warehouse>/relevance/datasets/ and named by its SHA-256, which is the run's benchmark SHA-256:
 runs are comparable only when it is equal (S8.10). The run id is <prefix>-<language>; a language
 whose run is already committed with the same benchmark SHA-256, model and prompt is not redone, so
