@@ -114,8 +114,8 @@ def _massive(langs: str, per_lang: Optional[int], n_opts: Optional[int], seed: i
     from laya_cases.harness.massive import data as massive_data, harness as H
     from laya_cases.harness.robustness.execute import Sample
 
-    spec = H.Harness(langs=massive_data.parse_langs(langs), per_lang=100 if per_lang is None else per_lang,
-                     n_opts=20 if n_opts is None else n_opts, seed=seed, data=data)
+    given = {k: v for k, v in (("per_lang", per_lang), ("n_opts", n_opts)) if v is not None}
+    spec = H.Harness(langs=massive_data.parse_langs(langs), seed=seed, data=data, **given)   # else massive's defaults
     spec.check()
 
     def read():
