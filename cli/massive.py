@@ -78,9 +78,10 @@ def language_line(lang: str, block: Dict[str, Any]) -> str:
 
 
 def summary_line(summary: Dict[str, Any]) -> str:
-    return ("macro  languages=%d acc=%s macro_f1=%s ece=%s (%.1fs)"
-            % (summary["languages"], _num(summary["macro_accuracy"]), _num(summary["macro_f1"]),
-               _num(summary["macro_ece"]), summary.get("seconds") or 0.0))
+    """The research harness's own macro line (laya_eval.py), so its logs and ours read alike."""
+    return ("macro over %d languages: acc=%s  ece=%s  f1=%s"
+            % (summary["languages"], _num(summary["macro_accuracy"]), _num(summary["macro_ece"]),
+               _num(summary["macro_f1"])))
 
 
 def markdown(doc: Dict[str, Any]) -> str:
@@ -130,8 +131,11 @@ def run_command(
                                  "record and its language reports {\"error\": ...}."),
     resume: Optional[str] = RESUME,
     commit_every: Optional[int] = COMMIT_EVERY,
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the harness document "
-                                            "(config, report, summary, cases) here; `-`: to stdout."),
+    json_out: Optional[Path] = typer.Option(None, "--json", "--out", metavar="FILE", help="Write the harness "
+                                            "document (config, report, summary, cases) here; `-`: to stdout "
+                                            "(--out: the research harness's name for it)."),
+    no_cases: bool = typer.Option(False, "--no-cases", help="Leave the per-case records out of the document "
+                                  "(a smaller file, as the research harness's --no-cases)."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the per-language "
                                                 "table as Markdown here."),
     warehouse: Optional[Path] = WAREHOUSE,
@@ -170,6 +174,8 @@ def run_command(
         raise typer.Exit(1)
     console.committed(recorded.run_id, wh.root, recorded.n_errors)
     doc = document.build(wh, recorded.run_id)
+    if no_cases:
+        doc["cases"] = []
     print_document(doc)                       # not printed when an output is `-` (stdout is that file's)
     write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", "harness document")
     write_text(markdown_out, markdown(doc), "markdown table")
@@ -179,9 +185,11 @@ def run_command(
 def report_command(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run whose cases have a language (a `massive run`, "
                                  "an imported harness document, or any choice-question run)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the harness document here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", "--out", metavar="FILE", help="Write the harness "
+                                            "document here (--out: the research harness's name for it)."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE", help="Write the per-language "
                                                 "table as Markdown here."),
+    no_cases: bool = typer.Option(False, "--no-cases", help="Leave the per-case records out of the document."),
     regime: Optional[str] = typer.Option(None, "--regime", metavar="clamped|unclamped", help="Re-derive every "
                                          "number from the stored raw logits under the served (clamped) or raw "
                                          "(unclamped) temperatures, with no model (Laya checkpoint runs)."),
@@ -200,6 +208,8 @@ def report_command(
     if not wh.has_run(run_id):
         raise UsageError("unknown run %r in warehouse %s (see `laya-cases runs`)" % (run_id, wh.root))
     doc = document.build(wh, run_id, regime=regime)
+    if no_cases:
+        doc["cases"] = []
     print_document(doc)
     write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", "harness document")
     write_text(markdown_out, markdown(doc), "markdown table")

@@ -60,7 +60,8 @@ def run_command(
                                        "[default: --model, plus -<runner> with --runner]."),
     langs: Optional[str] = LANGS,
     template: Optional[Path] = typer.Option(None, "--template", metavar="FILE", help="Prompt template: its first "
-                                            "literal {} is replaced by the case text (LM runners only)."),
+                                            "literal {} is replaced by the case text (LM runners only) [default: "
+                                            "the benchmark's data/relevance/prompt.txt]."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="PREFIX", help="Runs are PREFIX-<language> "
                                          "[default: rel-<name>]; committed ones are not redone."),
     limit: Optional[int] = typer.Option(None, "--limit", metavar="N", help="First N rows of each language."),

@@ -13,7 +13,8 @@ from typing import Any, List
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.core.dataset import Row
 
-KNOWN_ROW_KEYS = {"state", "questions", "expected", "tags", "language", "model", "id", "item_id", "comment"}
+KNOWN_ROW_KEYS = {"state", "questions", "expected", "tags", "language", "model", "id", "item_id", "source_item_id",
+                  "comment"}
 _LABEL_TYPES = (str, int, float, bool)
 
 

@@ -114,6 +114,7 @@ class DecisionBuffer:
             "model_key": slice_key(model),
             "tags": list(row.tags),
             "item_id": slice_key(row.raw.get("item_id")),     # str() of the row's item_id, like a slice key
+            "source_item_id": slice_key(row.raw.get("source_item_id")),
             "call_id": call.get("call_id"), "call_ms": call.get("call_ms"),
             "chunk_size": call.get("chunk_size"), "call_returned": call.get("returned", True),
         }

@@ -3,9 +3,11 @@ extensions.run.runner_options): --runner-option KEY=VALUE pairs plus the shortha
 --unclamped and --subfolder."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from laya_cases.run.options import parse_runner_options
+from laya_cases.run.options import RunOptions, parse_runner_options
+from laya_cases.runners import registry
 
 
 def runner_options_from_flags(runner: Optional[str], pairs: Optional[Sequence[str]] = None, *,
@@ -22,3 +24,12 @@ def runner_options_from_flags(runner: Optional[str], pairs: Optional[Sequence[st
     if subfolder is not None:
         extra["subfolder"] = subfolder
     return runner, extra
+
+
+def exact_laya(opts: RunOptions) -> RunOptions:
+    """A Laya checkpoint answers with unrounded probabilities from its logits (the `exact` option), as the
+    research harnesses score (S7.7); any other runner, or an `exact` given explicitly, is left as it is."""
+    name, _cls, _arg = registry.resolve(opts.model, opts.runner)
+    if name == "laya-agent" and "exact" not in opts.runner_options:
+        return dataclasses.replace(opts, runner_options=dict(opts.runner_options, exact=True))
+    return opts

@@ -32,7 +32,7 @@ def commit_lock(wh: Layout) -> Iterator[None]:
 
 
 #: Columns with a value per case (ids, positions, texts): dictionary encoding only costs there.
-PER_CASE = frozenset({"case_id", "parent_case_id", "item_id", "row_index", "line_no", "call_id", "answer_json",
+PER_CASE = frozenset({"case_id", "parent_case_id", "item_id", "source_item_id", "row_index", "line_no", "call_id", "answer_json",
                       "raw_text", "state_json"})
 
 

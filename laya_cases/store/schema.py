@@ -13,7 +13,7 @@ from __future__ import annotations
 #: `correct` and `answer_type` in SQL (sql/macros/accuracy_value.sql), defined once. Runs written as /1
 #: keep the two columns in their files; the views read files by column name, so both versions mix.
 #: /3 added the benchmark columns (item_id .. truncated, null unless a harness fills them); older runs
-#: read them as null.
+#: read them as null. source_item_id joined them later the same way (optional, null in older /3 runs).
 SCHEMA_VERSION = "laya-cases-decision/3"
 
 #: Column types by their Arrow names (str() of the pyarrow type); arrow_type() and duck_type() resolve them.
@@ -82,8 +82,12 @@ COLUMNS = [
     ("temperature", _F, "Temperature applied to this decision's logits."),
     ("temperature_bucket", _S, "Temperature bucket `<type>:<size>` (S2.6)."),
     # benchmark columns (/3): harnesses fill them, everything else leaves them null
-    ("item_id", _S, "Source item id naming the same item in every language (MASSIVE `id`, relevance "
-                    "`source_item_id`): cross-lingual metrics join on it. From the row's `item_id`."),
+    ("item_id", _S, "Item id from the row's `item_id`. MASSIVE: its `id`, the same utterance in every language "
+                    "(cross-lingual metrics join on it); relevance: `<language>/<source_item_id>`, unique "
+                    "across languages (the benchmark's ADR-0004)."),
+    ("source_item_id", _S, "Language-neutral source item id from the row's `source_item_id` (relevance, "
+                           "S8.1): the rows of one source item join across languages on it. Added within "
+                           "/3: null in runs written before it."),
     ("logits", _list(_F), "Raw logits per option in canonical order, before temperature (runners "
                              "that expose them): clamped and unclamped regimes re-derive from them."),
     ("temperature_clamped", _F, "The bucket's temperature as the agent serves it (clamped, S2.6)."),

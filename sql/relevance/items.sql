@@ -4,10 +4,10 @@
 -- grain: one row per case of question `relevant` in the runs of rel_runs
 -- input: cases, rel_runs
 -- params: none
--- output: run_id, model_id, language, mode, item_id, row_index, position (0-based item order of the run,
+-- output: run_id, model_id, language, mode, item_id (<language>/<source_item_id>), source_item_id, row_index, position (0-based item order of the run,
 --         the bootstrap stream position), gold, yes_score, no_score, native_score, verdict (NULL = unparsed),
 --         truncated
-SELECT c.run_id, r.model_id, r.language, r.mode, c.item_id, c.row_index,
+SELECT c.run_id, r.model_id, r.language, r.mode, c.item_id, c.source_item_id, c.row_index,
        row_number() OVER (PARTITION BY c.run_id ORDER BY c.row_index) - 1 AS position,
        c.expected_json = 'true' AS gold,
        c.relevance_score AS yes_score, c.no_score, c.native_score,

@@ -218,7 +218,7 @@ def harness_store(tmp_path_factory):
     root = tmp_path_factory.mktemp("massive") / "wh"
     out = root.parent / "doc.json"
     res = _invoke("massive", "run", "--model", ScriptedRunner.name, "--langs", "en,de,fr", "--per-lang", "12",
-                  "--data", str(MASSIVE), "-w", str(root), "--run-id", "h", "--json", str(out))
+                  "--data", str(MASSIVE), "-w", str(root), "--run-id", "h", "--out", str(out))   # the harness's flag
     assert res.exit_code == 0, (res.stderr, res.exception)
     return Warehouse(root), res.stdout, json.loads(out.read_text())
 
@@ -232,9 +232,22 @@ def test_run_prints_a_line_per_language_and_the_macro_line(harness_store):
         b = doc["report"][lang]
         assert line.startswith("%-6s n=12 acc=%.4f macro_f1=%.4f ece=%.4f conf=%.4f" % (
             lang, b["accuracy"], b["macro_f1"], b["ece"], b["mean_confidence"]))
-    assert lines[3].startswith("macro  languages=3 acc=%.4f" % doc["summary"]["macro_accuracy"])
+    s = doc["summary"]          # the research harness's macro line, character for character (its print format)
+    assert lines[3] == "macro over %d languages: acc=%.4f  ece=%.4f  f1=%.4f" % (
+        s["languages"], s["macro_accuracy"], s["macro_ece"], s["macro_f1"])
     assert doc["config"]["per_lang"] == 12 and doc["config"]["n_opts"] == 20 and doc["config"]["seed"] == 13
     assert doc["config"]["langs"] == ["en", "de", "fr"]
+
+
+@pytest.mark.slow
+def test_report_writes_the_harness_document_with_out_and_no_cases(harness_store, tmp_path):
+    """`massive report --out F --no-cases`: the research harness's flags; the report and summary unchanged."""
+    wh, stdout, doc = harness_store
+    res = _invoke("massive", "report", "h", "-w", str(wh.root), "--out", str(tmp_path / "r.json"), "--no-cases")
+    assert res.exit_code == 0, res.stderr
+    again = json.loads((tmp_path / "r.json").read_text())
+    assert again["cases"] == [] and len(doc["cases"]) == 36
+    assert again["report"] == doc["report"] and res.stdout.splitlines()[3] == stdout.splitlines()[3]
 
 
 @pytest.mark.slow

@@ -304,6 +304,73 @@ def test_template_is_refused_for_a_runner_without_prompt(tmp_path, scripted):
         bench(Warehouse(tmp_path / "wh"), tmp_path / "data", "scripted-scorer", template=str(tmp_path / "t.txt"))
 
 
+class PromptedScorer(ScriptedScorer):
+    """An LM runner double (a CausalLMRunner by class, so the benchmark hands it a prompt): it reads the
+    template it is given as the LM runners do and records its digest, and scores as ScriptedScorer."""
+
+    name = "prompted-scorer"
+
+    def __init__(self, prompt=None, **kwargs: Any):
+        from laya_cases.runners import hf_common as H
+
+        _text, sha, where = H.read_template(prompt, H.YESNO_TEMPLATE)
+        self.info = RunnerInfo(runner=self.name, model_id="prompted",
+                               settings={"prompt_sha256": sha, "prompt_template": where})
+
+
+@pytest.mark.slow                       # reads the language through Hugging Face `datasets` (its import)
+@pytest.mark.parametrize("given", [False, True])
+def test_a_run_that_prompts_reads_the_benchmarks_template_unless_told_otherwise(tmp_path, given):
+    """S8.2: the benchmark's data/relevance/prompt.txt is the default (not a runner's built-in text), and
+    its SHA-256 is recorded for every prompting run; --template replaces it."""
+    import hashlib
+    from laya_cases.runners.hf_base import CausalLMRunner
+    from laya_cases.query.sql import connect
+
+    write_language(tmp_path / "data", "en", T82)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("Judge: {}\n")
+    cls = type("PromptedLM", (PromptedScorer, CausalLMRunner), {"capabilities": ScriptedScorer.capabilities})
+    registry.register(PromptedScorer.name, cls)
+    try:
+        bench(Warehouse(tmp_path / "wh"), tmp_path / "data", PromptedScorer.name,
+              **({"template": str(mine)} if given else {}))
+    finally:
+        registry.unregister(PromptedScorer.name)
+    (settings,) = connect(Warehouse(tmp_path / "wh")).execute("SELECT settings_json FROM runs").fetchone()
+    facts = json.loads(settings)["relevance"]
+    read = mine if given else ROOT / "data" / "relevance" / "prompt.txt"
+    assert facts["prompt_sha256"] == hashlib.sha256(read.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
+    assert Path(facts["prompt_template"]).resolve() == read.resolve()
+    if not given:
+        assert facts["prompt_sha256"].startswith("c75f6e")      # the benchmark's file, as the issue recorded it
+
+
+@pytest.mark.slow                       # reads the languages through Hugging Face `datasets`
+def test_ids_are_named_as_the_benchmark_names_them(tmp_path, scripted):
+    """S8.1 / the benchmark's ADR-0004: `source_item_id` is the language-neutral id (the manifest's fields joined
+    by `:`), `item_id` = <language>/<source_item_id> is unique across languages; both are decision columns."""
+    import random
+    from laya_cases.query.sql import connect
+
+    rng = random.Random(5)
+    items = [(rng.choice(["yes", "no"]), "%.2f" % rng.random()) for _ in range(7)]
+    for lang in ("en", "de", "zh-CN"):
+        write_language(tmp_path / "data", lang, items)
+    bench(Warehouse(tmp_path / "wh"), tmp_path / "data", "scripted-scorer")
+    got = connect(Warehouse(tmp_path / "wh")).execute(
+        "SELECT language_key, item_id, source_item_id, expected_json FROM cases ORDER BY language_key, row_index"
+    ).fetchall()
+    want = sorted((lang, "%s/q%d:p" % (lang, i), "q%d:p" % i, "true" if label == "yes" else "false")
+                  for lang in ("en", "de", "zh-CN") for i, (label, _) in enumerate(items))
+    assert sorted(got) == want
+    assert len({r[1] for r in got}) == 21 and len({r[2] for r in got}) == 7
+    joined = connect(Warehouse(tmp_path / "wh")).execute(      # the cross-language join the neutral id is for
+        "SELECT count(*) FROM cases a JOIN cases b USING (source_item_id) "
+        "WHERE a.language_key = 'en' AND b.language_key = 'de' AND a.expected_json = b.expected_json").fetchone()
+    assert joined == (7,)
+
+
 def test_manifest_languages_and_errors(tmp_path):
     from laya_cases.harness.relevance import manifest as M
 
@@ -349,5 +416,7 @@ def test_the_stored_manifest_lists_the_eleven_languages_of_source_md():
             "vi": 288, "zh": 286}                                   # ../shared/data/xquad_r_relevance/SOURCE.md
     assert inv == {lang: (n, n // 2) for lang, n in want.items()}
     rows = M.dataset_rows(bench.languages[0], bench.instructions, limit=2)
-    assert [r["item_id"] for r in rows] == [rows[0]["item_id"].split(":")[0] + ":gold_answer_sentence",
-                                            rows[0]["item_id"].split(":")[0] + ":adjacent_sentence_same_paragraph"]
+    question = rows[0]["source_item_id"].split(":")[0]
+    assert [r["source_item_id"] for r in rows] == [question + ":gold_answer_sentence",
+                                                   question + ":adjacent_sentence_same_paragraph"]
+    assert [r["item_id"] for r in rows] == ["ar/" + r["source_item_id"] for r in rows]

@@ -4,6 +4,7 @@ MiniLM scoring (cosine -> (c + 1) / 2) and SmolLM2 P(yes) over three languages, 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 
@@ -58,7 +59,12 @@ def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
             assert abs(yes - 1 / (1 + math.exp(-native))) < 1e-9   # native = logit P(yes)
     facts = [json.loads(s)["relevance"] for (s,) in con.execute("SELECT settings_json FROM runs").fetchall()]
     assert {f["mode"] for f in facts} == {"scoring"} and all(f["throughput_items_per_second"] > 0 for f in facts)
-    assert {f["model_name"]: f["prompt_sha256"] is not None for f in facts} == {"minilm": False, "smollm2": True}
+    # S8.2: every prompting run read the benchmark's template file (no --template given), digest recorded
+    prompt = (ROOT / "data" / "relevance" / "prompt.txt").read_text(encoding="utf-8")
+    assert {(f["model_name"], f["prompt_sha256"]) for f in facts} == {
+        ("minilm", None), ("smollm2", hashlib.sha256(prompt.encode("utf-8")).hexdigest())}
+    ids = con.execute("SELECT DISTINCT language_key, item_id, source_item_id FROM cases").fetchall()
+    assert len(ids) == 18 and all(item == "%s/%s" % (lang, source) for lang, item, source in ids)
 
     out = work / "results"
     assert len(_csv(out / "leaderboard.csv")) == 6
@@ -71,8 +77,6 @@ def test_minilm_and_smollm2_over_three_languages_write_the_four_csvs(tmp_path):
 
 @needs_shared_data("xquad_r_relevance")
 def test_smollm2_generate_keeps_raw_text_and_records_the_parse_rule_and_prompt(tmp_path):
-    import hashlib
-
     template = ROOT / "data" / "relevance" / "prompt.txt"
     wh = str(tmp_path / "wh")
     result = _invoke("relevance", "run", "--manifest", MANIFEST, "--data-root", str(shared_data()), "--langs", "en",

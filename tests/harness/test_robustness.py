@@ -542,3 +542,51 @@ def test_batching_groups_equal_presented_questions_and_changes_no_number(tmp_pat
     sizes = dict(con.execute("SELECT variant, max(chunk_size) FROM cases GROUP BY ALL").fetchall())
     assert sizes["baseline"] == 8 and sizes["label_rename"] == 8      # one question for every row
     assert sizes["option_order"] < 8                                  # the order is per case: few rows share one
+
+
+# ------------------------------------------------------------------------------- the metamorphic harness's flags
+@pytest.mark.slow
+@needs_shared_data("massive", "test", "en-US.jsonl")
+def test_langs_samples_massive_in_process_as_the_dataset_route_does(tmp_path):
+    """`robustness --langs en,de --per-lang N --n-opts K --seed S --data DIR --out F` (the metamorphic harness's
+    command line) = `massive dataset` of each language, then `robustness DATASET`: the same rows, case ids,
+    variants and answers; the run records the sampling under config.massive."""
+    from pathlib import Path
+
+    from helpers import shared_data
+    from laya_cases.harness.massive import sampler as massive
+
+    data = Path(shared_data("massive", "test"))
+    ds = tmp_path / "both.jsonl"
+    write_jsonl(ds, [row for locale in ("en-US", "de-DE")
+                     for row in massive.rows(locale, n_rows=9, n_opts=5, seed=7, source=data)])
+    file_route, file_doc = run_robustness(tmp_path, ds, "position-double", "file", "--seed", "7")
+    out = tmp_path / "langs.json"
+    langs = invoke("robustness", "--model", "position-double", "--langs", "en,de", "--per-lang", "9", "--n-opts", "5",
+                   "--seed", "7", "--data", data, "--batch-size", "4", "--run-id", "langs", "-w", tmp_path / "wh",
+                   "--out", out)
+    assert file_route.exit_code == 0 and langs.exit_code == 0, (file_route.stderr, langs.stderr)
+    doc = strict_loads(out.read_text(encoding="utf-8"))
+    assert doc["summary"] == file_doc["summary"] and doc["languages"] == file_doc["languages"]
+    assert doc["summary"]["option_order"]["n"] == 18 and set(doc["languages"]) == {"en", "de"}
+    columns = ("row_index, case_id, parent_case_id, variant, language_key, item_id, options, predicted, "
+               "probabilities, correct, slot_order, presented_labels")
+    rows = {run: connect(Warehouse(tmp_path / "wh"), [run], variants=True).execute(
+        "SELECT %s FROM cases ORDER BY variant, row_index" % columns).fetchall() for run in ("file", "langs")}
+    assert len(rows["langs"]) == 54 and rows["langs"] == rows["file"]
+    config = json.loads(Warehouse(tmp_path / "wh").run_row("langs")["config_json"])
+    assert {k: config["massive"][k] for k in ("langs", "per_lang", "n_opts", "seed")} == {
+        "langs": ["en", "de"], "per_lang": 9, "n_opts": 5, "seed": 7}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["ds.jsonl", "--langs", "en"], "one of them"),
+    (["--run", "x", "--langs", "en"], "one of them"),
+    (["ds.jsonl", "--per-lang", "5", "--n-opts", "3"], "--per-lang, --n-opts: only with --langs"),
+    (["--langs", "en", "--n-opts", "1"], "--n-opts must be >= 2"),
+    (["--langs", "xx"], "unknown MASSIVE language"),
+])
+def test_the_harness_flags_are_refused_where_they_do_not_apply(tmp_path, argv, message):
+    result = invoke("robustness", *argv, "--model", "position-double", "-w", tmp_path / "wh")
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "wh").exists()

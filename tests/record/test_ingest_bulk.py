@@ -150,7 +150,8 @@ def _row(rng: random.Random, i: int) -> dict:
     row["questions"] = {q: BODIES[q] for q in sorted(set(qids) | ({"spam"} if rng.random() < 0.2 else set()))}
     row["expected"] = {q: _label(rng, q) for q in qids}
     for key, values in (("language", ["en", "fr", "de", None, 3, "\u00e9s"]), ("model", ["m1", "m2", "", None]),
-                        ("item_id", ["it-%d" % (i % 50), i, None])):
+                        ("item_id", ["it-%d" % (i % 50), i, None]),
+                        ("source_item_id", ["s-%d" % (i % 30), i % 7, None, "\u00e9"])):
         if rng.random() < 0.7:
             row[key] = rng.choice(values)
     if rng.random() < 0.8:

@@ -51,3 +51,28 @@ def test_columns_a_newer_schema_added_read_as_typed_nulls_in_an_older_run(tmp_pa
     types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE cases)").fetchall())
     assert (types["item_id"], types["logits"], types["truncated"]) == ("VARCHAR", "DOUBLE[]", "BOOLEAN")
     assert con.execute("SELECT count(*), count(item_id), count(logits) FROM cases").fetchone() == (48, 0, 0)
+
+
+@pytest.mark.slow
+def test_a_delta_cases_table_made_before_source_item_id_takes_new_runs(tmp_path):
+    """A Delta store's cases table created without a later optional column gains it at the next append
+    (schema merge), and its earlier rows read it as null."""
+    pytest.importorskip("deltalake")
+    import deltalake as dl
+    from laya_cases.store.delta.tables import PARTITION_BY, table_schema
+    from test_bad_input import run_cli
+
+    old = table_schema("cases")
+    old = old.remove(old.get_field_index("source_item_id"))
+    dl.DeltaTable.create(str(tmp_path / "d" / "cases"), old, partition_by=PARTITION_BY)
+    rows = ROOT / "data" / "support.answers.jsonl"
+    with_ids = tmp_path / "ids.jsonl"
+    with_ids.write_text("".join(json.dumps(dict(json.loads(line), source_item_id="s%d" % i)) + "\n"
+                                for i, line in enumerate(rows.read_text().splitlines())))
+    url = "delta+file://%s" % (tmp_path / "d")
+    for run, path in (("a", rows), ("b", with_ids)):
+        code, _, err = run_cli("ingest", path, "-w", url, "--run-id", run)
+        assert code == 0, err
+    code, out, err = run_cli("sql", "SELECT run_id, count(source_item_id) AS n, count(*) AS m FROM cases "
+                             "GROUP BY 1 ORDER BY 1", "--format", "csv", "-w", url)
+    assert code == 0 and out.split() == ["run_id,n,m", "a,0,48", "b,48,48"], (out, err)

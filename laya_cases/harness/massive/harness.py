@@ -26,9 +26,9 @@ from laya_cases.core import dataset as D
 from laya_cases.harness.massive import data, sampler
 from laya_cases.record.recorder import RecordedRun
 from laya_cases.run.execute import execute
+from laya_cases.run.flags import exact_laya
 from laya_cases.run.job import Job
 from laya_cases.run.options import RunOptions
-from laya_cases.runners import registry
 from laya_cases.runners.base import Runner
 from laya_cases.store.warehouse import Warehouse
 
@@ -73,14 +73,6 @@ def build_rows(harness: Harness) -> tuple:
     return rows, sources
 
 
-def _runner_options(opts: RunOptions) -> RunOptions:
-    """A Laya checkpoint answers with unrounded probabilities from its logits (S7.7)."""
-    name, _cls, _arg = registry.resolve(opts.model, opts.runner)
-    if name == "laya-agent" and "exact" not in opts.runner_options:
-        return dataclasses.replace(opts, runner_options=dict(opts.runner_options, exact=True))
-    return opts
-
-
 class MassiveJob(Job):
     """`massive run` on the run loop: the sampled rows of every language, each answer's state stored."""
 
@@ -107,7 +99,7 @@ class MassiveJob(Job):
     def load(self, rows: List[D.Row], every: List[D.Row], runner: Optional[Runner],
              clock: Callable[[], float]) -> None:
         if runner is None:
-            self.opts = _runner_options(self.opts)
+            self.opts = exact_laya(self.opts)
         super().load(rows, every, runner, clock)
 
     def facts(self, row: D.Row, result: Dict[str, Any], qid: str) -> Dict[str, Any]:

@@ -1,7 +1,8 @@
 """`laya-cases relevance run`: one committed run per (model, language) through `laya_cases.run.execute.execute`.
 
 Per language the manifest's rows become an S1 dataset (state {question, sentence}, one noul question
-`relevant`, gold = the label is the positive one, `item_id` = source_item_id), written once under
+`relevant`, gold = the label is the positive one, `source_item_id` the language-neutral id and `item_id` =
+<language>/<source_item_id>), written once under
 <warehouse>/relevance/datasets/ and named by its SHA-256, which is the run's benchmark SHA-256:
 runs are comparable only when it is equal (S8.10). The run id is <prefix>-<language>; a language
 whose run is already committed with the same benchmark SHA-256, model and prompt is not redone, so
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+from laya_cases.core import bundled
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.run.execute import execute
 from laya_cases.run.options import RunOptions
@@ -78,19 +80,27 @@ def _runner_choice(opts: BenchOptions):
     return name, (opts.model if arg is None and opts.runner is None else arg), cls
 
 
-def _check_runner(opts: BenchOptions, name: str, cls: Any) -> bool:
-    """Refuse what the runner cannot do; returns whether it reads a prompt template."""
+def default_template() -> str:
+    """The benchmark's own prompt file (S8.2: one template for every model), shipped as data/relevance/prompt.txt:
+    a run that prompts without --template reads it, so two LM runs share a prompt and its recorded SHA-256."""
+    return str(bundled.path("relevance", "prompt.txt"))
+
+
+def _check_runner(opts: BenchOptions, name: str, cls: Any) -> Optional[str]:
+    """Refuse what the runner cannot do; returns the prompt file it reads (None: it reads no prompt)."""
     if "noul" not in cls.capabilities.question_types:
         raise UsageError("--model %s: the %s runner does not answer yes/no (noul) questions" % (opts.model, name))
     prompted = isinstance(cls, type) and issubclass(cls, CausalLMRunner)
-    if opts.template is not None:
-        if not prompted:
-            raise UsageError("--template: the %s runner reads no prompt" % name)
-        try:
-            H.read_template(opts.template, H.YESNO_TEMPLATE)
-        except ValueError as exc:
-            raise UsageError("--template: %s" % exc) from None
-    return prompted
+    if opts.template is not None and not prompted:
+        raise UsageError("--template: the %s runner reads no prompt" % name)
+    if not prompted:
+        return None
+    template = opts.template if opts.template is not None else default_template()
+    try:
+        H.read_template(template, H.YESNO_TEMPLATE)
+    except ValueError as exc:
+        raise UsageError("--template: %s" % exc) from None
+    return template
 
 
 def encode_dataset(rows: List[Dict[str, Any]]) -> tuple:
@@ -169,11 +179,9 @@ def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], No
     if opts.limit is not None and opts.limit < 1:
         raise UsageError("--limit must be >= 1, got %d" % opts.limit)
     name, model_arg, cls = _runner_choice(opts)
-    prompted = _check_runner(opts, name, cls)
+    template = _check_runner(opts, name, cls)
     model_name = opts.name or (opts.model if opts.runner is None else "%s-%s" % (slug(opts.model), name))
-    prompt_sha = None
-    if opts.template is not None:
-        prompt_sha = H.read_template(opts.template, H.YESNO_TEMPLATE)[1]
+    prompt_sha = None if template is None else H.read_template(template, H.YESNO_TEMPLATE)[1]
     bench, pairs = plan(wh, opts, model_name, prompt_sha)
     pending = [p for p in pairs if p.status in ("pending", "resume")]
     for p in pairs:
@@ -182,8 +190,8 @@ def run_benchmark(wh: Warehouse, opts: BenchOptions, *, note: Callable[[str], No
     if not pending:
         return pairs
     extra = dict(opts.runner_options)
-    if prompted and opts.template is not None:
-        extra["prompt"] = opts.template
+    if template is not None:
+        extra["prompt"] = template
     inner = registry.load(model_arg, name, device=opts.device, revision=opts.revision,
                           batch_size=opts.batch_size, **extra)
     for p in pending:

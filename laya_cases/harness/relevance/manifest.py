@@ -200,8 +200,15 @@ def _text(record: Dict[str, Any], name: str, where: str) -> str:
     return str(value)
 
 
+def item_id(language: str, source_item_id: str) -> str:
+    """The language-aware item id, derived from the language-neutral source item id (S8.1; the benchmark's
+    ADR-0004): unique across languages, while rows of one source item join on `source_item_id`."""
+    return "%s/%s" % (language, source_item_id)
+
+
 def dataset_rows(lang: Language, instructions: str, limit: Optional[int] = None) -> List[Dict[str, Any]]:
-    """S1 rows of one language: state {field: text}, one noul question `relevant`, gold = label is positive."""
+    """S1 rows of one language: state {field: text}, one noul question `relevant`, gold = label is positive,
+    `source_item_id` (language-neutral) and `item_id` = <language>/<source_item_id>."""
     f = lang.fields
     rows, seen = [], {}
     records = read_records(lang)
@@ -216,7 +223,8 @@ def dataset_rows(lang: Language, instructions: str, limit: Optional[int] = None)
             raise UsageError("%s: source_item_id %s repeats row %d"
                              % (where, shorten(repr(source_id)), seen[source_id]))
         seen[source_id] = i + 1
-        row = {"id": _text(record, f["id"], where), "item_id": source_id,
+        row = {"id": _text(record, f["id"], where), "item_id": item_id(lang.language, source_id),
+               "source_item_id": source_id,
                "state": {k: _text(record, k, where) for k in f["state"]},
                "questions": {QID: {"type": "noul", "instructions": instructions}},
                "expected": {QID: label == f["positive"]}, "language": lang.language}

@@ -11,14 +11,18 @@ error record for that presentation only. The passes run on the run loop of `laya
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from laya_cases.core import dataset as D, strict
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.run.execute import execute as run_execute
+from laya_cases.run.flags import exact_laya
 from laya_cases.run.inference import answered_model, chunks, signature
 from laya_cases.run.job import Call, Job
 from laya_cases.run.options import RunOptions
@@ -27,6 +31,17 @@ from laya_cases.harness.robustness import variants as V
 from laya_cases.harness.robustness.buffer import VariantBuffer, answer_text, variant_case_id
 
 SCHEMA = "laya-cases-robustness/1"
+
+
+@dataclass
+class Sample:
+    """Rows made in-process instead of read from a DATASET file: `robustness --langs` samples MASSIVE as
+    `massive run` does (the CLI composes the two benchmarks; neither imports the other)."""
+
+    name: str                 # recorded as the run's dataset (e.g. mteb/amazon_massive_intent)
+    source: str               # what a bad row's message names (e.g. massive:en,de)
+    key: str                  # the run config's block that records the sampling ("massive")
+    read: Callable[[], Tuple[List[Dict[str, Any]], Dict[str, Any]]]     # () -> (dataset rows, that block)
 
 
 @dataclass
@@ -43,6 +58,7 @@ class RobustnessOptions:
     resume: bool = False                     # continue the incomplete run `run_id`
     commit_every: Optional[int] = None       # units (one case in one presentation) between chunk commits
     commit_seconds: Optional[float] = None
+    sample: Optional[Sample] = None          # instead of reading `dataset`
 
     def run_options(self) -> RunOptions:
         return RunOptions(dataset=self.dataset, model=self.model, runner=self.runner, run_id=self.run_id,
@@ -114,6 +130,7 @@ class RobustnessJob(Job):
 
     def __init__(self, opts: RobustnessOptions):
         super().__init__(opts.run_options())
+        self.sample, self.sampled = opts.sample, None
         self.seed = opts.seed
         self.failed_languages: Dict[str, str] = {}
         self.not_distributions = 0
@@ -125,9 +142,31 @@ class RobustnessJob(Job):
         if self.opts.shard is not None:
             raise UsageError("--shard: a robustness run is not sharded")
 
+    @property
+    def source(self) -> str:
+        return self.sample.source if self.sample is not None else super().source
+
+    def read(self) -> List[D.Row]:
+        """The DATASET file's rows, or the sample's, made before any model loads; the digest is then of
+        the sampled rows as JSON lines (as `massive run` records its own)."""
+        if self.sample is None:
+            return super().read()
+        raw, self.sampled = self.sample.read()
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in raw)
+        self.dataset_sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.opts = dataclasses.replace(self.opts, dataset=self.sample.name)
+        rows = [D.Row(index=i, line_no=i + 1, raw=r) for i, r in enumerate(raw)]
+        self.check_rows(rows)
+        return rows
+
+    def load(self, rows: List[D.Row], every: List[D.Row], runner: Any, clock: Callable[[], float]) -> None:
+        if runner is None and self.sample is not None:       # MASSIVE: scored as the metamorphic harness scores
+            self.opts = exact_laya(self.opts)
+        super().load(rows, every, runner, clock)
+
     def check_rows(self, rows: List[D.Row]) -> None:
-        strict.refuse_errors(self.opts.dataset, [_labelled_probe(row) for row in rows])
-        self.cases = plan(self.opts.dataset, rows, self.seed)
+        strict.refuse_errors(self.source, [_labelled_probe(row) for row in rows])
+        self.cases = plan(self.source, rows, self.seed)
 
     def identity(self) -> Dict[str, Any]:
         return {"robustness": {"seed": self.seed, "kinds": list(V.KINDS)}}
@@ -219,7 +258,7 @@ class RobustnessJob(Job):
             "schema": SCHEMA, "seed": self.seed, "kinds": list(V.KINDS),
             "failed_languages": dict(sorted(self.failed_languages.items())),
             "not_a_distribution": self.not_distributions, "calls": self.calls.chunks,
-            "batch_size": self.opts.batch_size})
+            "batch_size": self.opts.batch_size}, **({self.sample.key: self.sampled} if self.sample else {}))
 
     def settings(self) -> Dict[str, Any]:
         return dict(super().settings(), seed=self.seed)

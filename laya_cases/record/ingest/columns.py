@@ -90,9 +90,10 @@ def _tags(r: _Reader, node: Optional[Node]) -> pa.Array:
 def _row_columns(r: _Reader, root: Dict[str, Node], line_no: pa.Array, row_index: pa.Array) -> Dict[str, Any]:
     language, language_key = r.key(root.get("language"))
     model, model_key = r.key(root.get("model"), empty_is_none=True)
-    item = root.get("item_id")
-    if item is not None and item.kind == "bool":
-        raise Unsupported("item_id")
+    item, source_item = root.get("item_id"), root.get("source_item_id")
+    for name, node in (("item_id", item), ("source_item_id", source_item)):
+        if node is not None and node.kind == "bool":
+            raise Unsupported(name)
     latency = root.get("latency_ms")
     if latency is None or (latency.leaf is None and latency.value is None):
         call_ms = r.const(None, _F)
@@ -107,7 +108,7 @@ def _row_columns(r: _Reader, root: Dict[str, Node], line_no: pa.Array, row_index
         raise Unsupported("answers")
     return {"row_index": row_index, "line_no": line_no, "language": language, "language_key": language_key,
             "model": model, "model_key": model_key, "tags": _tags(r, root.get("tags")),
-            "item_id": r.key(item)[1], "call_id": row_index, "call_ms": call_ms,
+            "item_id": r.key(item)[1], "source_item_id": r.key(source_item)[1], "call_id": row_index, "call_ms": call_ms,
             "chunk_size": Fixed(1, pa.int64()), "call_returned": Fixed(True, _B)}
 
 

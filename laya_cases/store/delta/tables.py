@@ -117,7 +117,8 @@ def append(loc: Location, name: str, files: Sequence[str], run_id: str, writer: 
     _retry("committing %s of run %s" % (name, run_id), lambda: dl.write_deltalake(
         loc.table(name), pa.RecordBatchReader.from_batches(schema, _batches(files, schema, run_id, writer)),
         mode="append", partition_by=PARTITION_BY, writer_properties=writer_properties(schema),
-        storage_options=loc.storage_options()))
+        schema_mode="merge", storage_options=loc.storage_options()))  # a table made before a new optional
+                                                                      # column (source_item_id) gains it
 
 
 def commit_runs_row(loc: Location, row: Dict[str, object], writer: str) -> bool:
