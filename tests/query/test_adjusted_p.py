@@ -1,45 +1,15 @@
 """sql/compare/adjusted_p.sql against a hand numpy Holm step-down and Benjamini-Hochberg step-up
-(the statsmodels multipletests algorithms: sort, scale, running max / running min, cap at 1), on
-random families with ties, untested members (null p: no discordant pair) and empty families."""
+(tests/multiple_testing.py), on random families with ties, untested members (null p: no discordant pair) and empty families."""
 from __future__ import annotations
 
 import math
 import random
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 
 from laya_cases.query import sql as sqlfiles
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    m = len(p)
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * np.arange(m, 0, -1)
-    out = np.empty(m)
-    out[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
-    return out
-
-
-def bh(p: np.ndarray) -> np.ndarray:
-    m = len(p)
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] / (np.arange(1, m + 1) / m)
-    out = np.empty(m)
-    out[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
-    return out
-
-
-def expected(p):
-    """Per member: (m, holm, bh); untested members (None or NaN) are left out of m and get None."""
-    tested = [i for i, v in enumerate(p) if v is not None and not math.isnan(v)]
-    values = np.array([p[i] for i in tested], dtype=float)
-    h, b = (holm(values), bh(values)) if tested else ([], [])
-    out = [(len(tested), None, None)] * len(p)
-    for j, i in enumerate(tested):
-        out[i] = (len(tested), float(h[j]), float(b[j]))
-    return out
+from multiple_testing import adjust
 
 
 def adjusted(families):
@@ -65,7 +35,7 @@ def test_matches_numpy_on_random_families_with_ties_and_untested_members():
     got = adjusted(families)
     assert len(got) == sum(len(ps) for ps in families.values())    # an empty family has no row
     for f, ps in families.items():
-        for i, (m, h, b) in enumerate(expected(ps)):
+        for i, (m, h, b) in enumerate(adjust(ps)):
             row = got[(f, "m%03d" % i)]
             assert row["m"] == m
             for name, want in (("holm_p", h), ("bh_p", b)):
