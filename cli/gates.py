@@ -54,6 +54,8 @@ def verdict(result: G.GateResult, junit: Optional[str], summary: Optional[str], 
 
     out = Verdict(result.failures)
     out.details = gate_ci.detail_lines(result.deltas)
+    for line in G.note_lines(result.measures):     # "insufficient evidence" on a rule that lets it pass
+        console.err("NOTE: " + line)
     if junit or summary:
         checks = gate_ci.checks(result.thresholds, result.deltas, result.measures, result.failures)
         _write(junit, gate_ci.junit(checks, title), "w", "--junit")
