@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -94,31 +94,7 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     step()
     sqlfiles.materialize(con, "compare/diff_replicates.sql", "boot_values")
     step()
-    lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
-    sqlfiles.materialize(con, "bootstrap/intervals.sql", "diff_intervals", {"lower": lower, "upper": upper})
-    intervals = {(r["dim"], r["key"]): r for r in sqlfiles.rows(con.execute("SELECT * FROM diff_intervals"))}
-    evidence = {(r["dim"], r["key"]): r for r in
-                sqlfiles.rows(sqlfiles.query(con, "compare/diff_evidence.sql", {"margin": margin}))}
-    used = {(dim, key): count for dim, key, count in con.execute(   # usable replicates, also below 2
-        "SELECT split_part(dim, '@', 1), key, count(*) FROM boot_values GROUP BY ALL").fetchall()}
-    groups: Dict[str, Dict[str, Dict[str, Any]]] = {}
-    overall: Dict[str, Any] = {}
-    for row in sqlfiles.rows(con.execute("SELECT * FROM diff_slices")):
-        ci = intervals.get((row["dim"], row["key"]))
-        row["B_used"] = used.get((row["dim"], row["key"]), 0)
-        row["ci95"] = None if ci is None else [ci["lower"], ci["upper"]]
-        row.update(evidence[(row["dim"], row["key"])])
-        entry = {name: row[name] for name in _GROUP_FIELDS}
-        if row["dim"] == "overall":
-            overall = {name: value for name, value in entry.items() if name not in _ADJUSTED}
-        else:
-            groups.setdefault(row["dim"], {})[row["key"]] = entry
-    if not overall:                            # no case in both runs: counts are zero, ratios absent
-        overall = {name: 0 for name in ("compared", "paired", "hits_a", "hits_b", "right_to_wrong",
-                                        "wrong_to_right", "n_confidence", "B_used", "label_changed")}
-        overall.update({name: None for name in ("accuracy_a", "accuracy_b", "delta", "ci95", "flip_rate",
-                                                "mean_confidence_shift", "insufficient_evidence")})
-        overall["mcnemar_p"] = 1.0
+    overall, groups = _per_group(con, margin)
     step()
     flips = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
              for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_flips.sql"))]
@@ -149,6 +125,36 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         if value is not None:
             result[block.name] = value
     return result
+
+
+def _per_group(con, margin: Optional[float]) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Dict[str, Any]]]]:
+    """(overall entry, {dim: {key: entry}}) from diff_slices, the replicates' intervals and the evidence."""
+    lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
+    sqlfiles.materialize(con, "bootstrap/intervals.sql", "diff_intervals", {"lower": lower, "upper": upper})
+    intervals = {(r["dim"], r["key"]): r for r in sqlfiles.rows(con.execute("SELECT * FROM diff_intervals"))}
+    evidence = {(r["dim"], r["key"]): r for r in
+                sqlfiles.rows(sqlfiles.query(con, "compare/diff_evidence.sql", {"margin": margin}))}
+    used = {(dim, key): count for dim, key, count in con.execute(   # usable replicates, also below 2
+        "SELECT split_part(dim, '@', 1), key, count(*) FROM boot_values GROUP BY ALL").fetchall()}
+    groups: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    overall: Dict[str, Any] = {}
+    for row in sqlfiles.rows(con.execute("SELECT * FROM diff_slices")):
+        ci = intervals.get((row["dim"], row["key"]))
+        row["B_used"] = used.get((row["dim"], row["key"]), 0)
+        row["ci95"] = None if ci is None else [ci["lower"], ci["upper"]]
+        row.update(evidence[(row["dim"], row["key"])])
+        entry = {name: row[name] for name in _GROUP_FIELDS}
+        if row["dim"] == "overall":
+            overall = {name: value for name, value in entry.items() if name not in _ADJUSTED}
+        else:
+            groups.setdefault(row["dim"], {})[row["key"]] = entry
+    if not overall:                            # no case in both runs: counts are zero, ratios absent
+        overall = {name: 0 for name in ("compared", "paired", "hits_a", "hits_b", "right_to_wrong",
+                                        "wrong_to_right", "n_confidence", "B_used", "label_changed")}
+        overall.update({name: None for name in ("accuracy_a", "accuracy_b", "delta", "ci95", "flip_rate",
+                                                "mean_confidence_shift", "insufficient_evidence")})
+        overall["mcnemar_p"] = 1.0
+    return overall, groups
 
 
 def _stepper(phase: Optional[Callable[[int, int, str], None]], steps: List[str]) -> Callable[[], None]:
