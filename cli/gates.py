@@ -54,6 +54,8 @@ def verdict(result: G.GateResult, junit: Optional[str], summary: Optional[str], 
 
     out = Verdict(result.failures)
     out.details = gate_ci.detail_lines(result.deltas)
+    for line in G.note_lines(result.measures):     # "insufficient evidence" on a rule that lets it pass
+        console.err("NOTE: " + line)
     if junit or summary:
         checks = gate_ci.checks(result.thresholds, result.deltas, result.measures, result.failures)
         _write(junit, gate_ci.junit(checks, title), "w", "--junit")
@@ -147,6 +149,9 @@ def diff(
     seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (CPython random.Random(seed))."),
     max_flip_rate: Optional[str] = typer.Option(None, "--max-flip-rate", metavar="R",
                                                 help="Fail (exit 1) when more than R of the paired cases flipped."),
+    margin: Optional[str] = typer.Option(None, "--margin", metavar="T",
+                                         help="The accuracy change that matters: a delta whose 95% interval reaches "
+                                         "both -T and +T is \"insufficient evidence\" (never a failure)."),
     engine: str = _ENGINE["engine"],
     spark_master: Optional[str] = _ENGINE["spark_master"],
     warehouse: Optional[Path] = WAREHOUSE,
@@ -155,7 +160,8 @@ def diff(
 
     Joins the runs on case id and prints cases only in one run, right->wrong and wrong->right
     flips, the accuracy delta (overall and per --by group) with a paired bootstrap 95% interval
-    and an exact McNemar p-value, the confidence shift and changed gold labels.
+    and an exact McNemar p-value (per group also Holm- and Benjamini-Hochberg-adjusted over the
+    groups tested), the confidence shift and changed gold labels.
 
     \b
     Example:
@@ -168,9 +174,10 @@ def diff(
     if show < 0:
         raise UsageError("--show must be >= 0, got %d" % show)
     bound = G.parse_limit("--max-flip-rate", max_flip_rate)
+    width = G.parse_limit("--margin", margin)
     with StepProgress() as bars:              # a bar on a terminal's stderr, gone before anything is printed
         result = do_diff(warehouse_of(warehouse), run_a, run_b, by=by, bootstrap=bootstrap, seed=seed,
-                         max_flip_rate=bound, engine=check_engine(engine), master=spark_master, blocks=DIFF_BLOCKS,
+                         max_flip_rate=bound, margin=width, engine=check_engine(engine), master=spark_master, blocks=DIFF_BLOCKS,
                          phase=bars.phases("diff"))
     for line in text_lines(result, show, DIFF_BLOCKS):
         console.out(line)

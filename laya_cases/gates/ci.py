@@ -13,6 +13,8 @@ import re
 from typing import Any, Dict, List, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from laya_cases.gates.messages import evidence_line
+
 _THRESHOLD = re.compile(r"^(?:metric '(?P<quoted>.+)' is (?:not in the report|NaN)|(?P<metric>.+?)=\S+ is "
                         r"(?P<side>below the minimum|above the maximum) \S+)$")
 _RULE = re.compile(r"^slice gate rule (\d+) ")
@@ -66,8 +68,11 @@ def checks(thresholds: Dict[str, Dict[str, float]], deltas: Sequence[Dict[str, A
         if line is not None:
             left.remove(line)
         name = "policy rule %d (%s=%s, %s %s)" % (m["pos"], m["dim"], m["key"], m["metric"], m["limit_name"])
-        out.append({"kind": "policy", "name": name, "ok": line is None,
-                    "detail": line or "%s: %s over %s cases" % (name, _number(m.get("current")), m.get("n"))})
+        if line is None and m.get("verdict") == "insufficient":      # on_insufficient: pass
+            line_ok = evidence_line(m)
+        else:
+            line_ok = "%s: %s over %s cases" % (name, _number(m.get("current")), m.get("n"))
+        out.append({"kind": "policy", "name": name, "ok": line is None, "detail": line or line_ok})
     out.extend({"kind": "gate", "name": line, "ok": False, "detail": line} for line in left)
     return out
 

@@ -12,6 +12,13 @@ RELATIVE = ("max_drop", "max_increase")
 #: laya-cases' policy extension: a relative rule with `"significant_at": ALPHA` fails only when the
 #: drift exceeds its limit *and* the exact McNemar test on the slice's paired cases gives p < ALPHA.
 SIGNIFICANT_AT = "significant_at"
+#: extensions on a significant_at rule: `"adjust": "holm" | "bh"` reads the rule's McNemar p adjusted
+#: over every significant_at rule of the policy; `"on_insufficient": "pass" | "fail"` turns on the
+#: insufficient-evidence verdict (the rule's paired bootstrap interval reaches both -bound and +bound)
+ADJUST, ADJUSTMENTS = "adjust", ("holm", "bh")
+ON_INSUFFICIENT, INSUFFICIENT_CHOICES = "on_insufficient", ("pass", "fail")
+#: the gate's paired bootstrap for on_insufficient rules: diff's defaults, fixed so a verdict is reproducible
+EVIDENCE_BOOTSTRAP, EVIDENCE_SEED = 2000, 0
 
 
 def finite_number(value: Any) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Sequence
 
-from laya_cases.gates.inputs import SIGNIFICANT_AT
+from laya_cases.gates.inputs import ON_INSUFFICIENT, SIGNIFICANT_AT
 
 THRESHOLD_LINES = {
     "missing": lambda r: "metric %r is not in the report" % r["metric"],
@@ -29,9 +29,30 @@ def delta_lines(deltas: Sequence[Dict[str, Any]]) -> List[str]:
     return lines
 
 
+def _label(row: Dict[str, Any]) -> str:
+    return "slice gate rule %d (%s=%s, %s)" % (row["pos"], row["dim"], row["key"], row["metric"])
+
+
+def evidence_line(row: Dict[str, Any]) -> str:
+    """A rule judged "insufficient" (policy_verdicts.sql): its interval, the bound, what the rule asked."""
+    if row["ci_lower"] is None:
+        why = "no bootstrap interval (fewer than 2 replicates drew a paired case)"
+    else:
+        why = ("the 95%% interval [%+.4f, %+.4f] of the delta (n=%d) reaches both -%.4f and +%.4f"
+               % (row["ci_lower"], row["ci_upper"], row["n"], row["bound"], row["bound"]))
+    return "%s: insufficient evidence: %s (%s: %s)" % (_label(row), why, ON_INSUFFICIENT, row["on_insufficient"])
+
+
+def note_lines(measures: Sequence[Dict[str, Any]]) -> List[str]:
+    """The rules judged "insufficient" that pass (on_insufficient: pass): said, never a failure."""
+    return [evidence_line(m) for m in measures if m.get("verdict") == "insufficient" and m.get("failure") is None]
+
+
 def rule_line(row: Dict[str, Any], conflicts: Dict[int, str]) -> str:
-    label = "slice gate rule %d (%s=%s, %s)" % (row["pos"], row["dim"], row["key"], row["metric"])
+    label = _label(row)
     failure = row["failure"]
+    if failure == "insufficient":
+        return evidence_line(row)
     if failure == "missing":
         return "%s: metric or slice is missing" % label
     if failure == "count":
@@ -50,7 +71,11 @@ def rule_line(row: Dict[str, Any], conflicts: Dict[int, str]) -> str:
     line = ("%s: candidate=%.4f (n=%d), baseline=%.4f (n=%d), %s=%.4f exceeded by %.4f"
             % (label, row["current"], row["n"], row["base_value"], row["base_n"], row["limit_name"], row["bound"],
                row["drift"] - row["bound"]))
-    if failure == "significant":
+    if failure == "significant" and row.get("adjust"):
+        line += (" (%s p=%.4g < %s=%g; McNemar p=%.4g; %d right->wrong, %d wrong->right)"
+                 % ({"holm": "Holm", "bh": "Benjamini-Hochberg"}[row["adjust"]], row["adjusted_p"], SIGNIFICANT_AT,
+                    row["significant_at"], row["p_value"], row["right_to_wrong"], row["wrong_to_right"]))
+    elif failure == "significant":
         line += (" (McNemar p=%.4g < %s=%g; %d right->wrong, %d wrong->right)"
                  % (row["p_value"], SIGNIFICANT_AT, row["significant_at"], row["right_to_wrong"], row["wrong_to_right"]))
     return line

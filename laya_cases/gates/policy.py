@@ -9,9 +9,12 @@ import pyarrow as pa
 from laya_cases.core.errors import UsageError, shorten
 from laya_cases.query import catalogue
 from laya_cases.query import sql as sqlfiles
+from laya_cases.query.resample import quantile_levels, replicate_weights
 from laya_cases.gates.documents import (IDENTITY_KEYS, comparability_reasons, coverage_definition_conflict,
                                       identity_of, named, read_json)
-from laya_cases.gates.inputs import DIMENSIONS, LIMITS, RELATIVE, SIGNIFICANT_AT, finite_number
+from laya_cases.gates.inputs import (ADJUST, ADJUSTMENTS, DIMENSIONS, EVIDENCE_BOOTSTRAP, EVIDENCE_SEED,
+                                    INSUFFICIENT_CHOICES, LIMITS, ON_INSUFFICIENT, RELATIVE, SIGNIFICANT_AT,
+                                    finite_number)
 from laya_cases.gates.messages import rule_line
 from laya_cases.gates.tables import register
 
@@ -44,7 +47,7 @@ def check_policy_document(policy: Any) -> None:
         if not isinstance(rule, dict):
             raise UsageError("%s must be an object" % where)
         limits = set(rule) & set(LIMITS)
-        if (set(rule) - {"slice", "metric", "min_count", SIGNIFICANT_AT} - set(LIMITS)
+        if (set(rule) - {"slice", "metric", "min_count", SIGNIFICANT_AT, ADJUST, ON_INSUFFICIENT} - set(LIMITS)
                 or len(limits) != 1 or not {"slice", "metric", "min_count"} <= set(rule)):
             raise UsageError("%s needs slice, metric, min_count and exactly one limit" % where)
         selector = rule["slice"]
@@ -64,6 +67,10 @@ def check_policy_document(policy: Any) -> None:
             raise UsageError("%s %s must be finite%s" % (where, name, " and non-negative" if name in RELATIVE else ""))
         if SIGNIFICANT_AT in rule:
             _check_significance(where, rule, name)
+        for key, choices in ((ADJUST, ADJUSTMENTS), (ON_INSUFFICIENT, INSUFFICIENT_CHOICES)):
+            if key in rule and (SIGNIFICANT_AT not in rule or rule[key] not in choices):
+                raise UsageError("%s %s must be %s on a rule with %s"
+                                 % (where, key, " or ".join(repr(c) for c in choices), SIGNIFICANT_AT))
 
 
 def _check_significance(where: str, rule: Dict[str, Any], limit: str) -> None:
@@ -122,8 +129,28 @@ def check_policy(con: duckdb.DuckDBPyConnection, config: Dict[str, Any], policy:
         "paired_metric": (pa.bool_(), [catalogue.is_paired(r["metric"]) for r in rules]),
         "significant_at": (pa.float64(), [None if r.get(SIGNIFICANT_AT) is None else float(r[SIGNIFICANT_AT])
                                           for r in rules]),
+        "adjust": (pa.string(), [r.get(ADJUST) for r in rules]),
+        "on_insufficient": (pa.string(), [r.get(ON_INSUFFICIENT) for r in rules]),
     })
+    sqlfiles.materialize(con, "gates/policy_pairs.sql", "policy_pairs")
     sqlfiles.materialize(con, "gates/policy_measures.sql", "policy_measures")
+    sqlfiles.materialize(con, "gates/policy_p_family.sql", "p_family")
+    sqlfiles.materialize(con, "compare/adjusted_p.sql", "adjusted_p")
+    _evidence_intervals(con, any(ON_INSUFFICIENT in r for r in rules))
+    sqlfiles.materialize(con, "gates/policy_verdicts.sql", "policy_verdicts")
     failures += [rule_line(row, conflicts) for row in sqlfiles.rows(sqlfiles.query(con, "gates/policy.sql"))]
-    measures = sqlfiles.rows(con.execute("SELECT * FROM policy_measures ORDER BY pos"))
+    measures = sqlfiles.rows(con.execute("SELECT * FROM policy_verdicts ORDER BY pos"))
     return failures, measures
+
+
+def _evidence_intervals(con: duckdb.DuckDBPyConnection, wanted: bool) -> None:
+    """policy_intervals: the paired bootstrap 95% interval of each on_insufficient rule's delta; the
+    draws are of candidate case positions (none unless a rule asks: the bootstrap is the slow part)."""
+    n = con.execute("SELECT count(*) FROM gate_cases WHERE side = 'candidate'").fetchall()[0][0] if wanted else 0
+    replicate, row, multiplicity = replicate_weights(EVIDENCE_SEED, n, EVIDENCE_BOOTSTRAP) if n else ((), (), ())
+    con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
+                                         "row": pa.array(row, type=pa.int64()),
+                                         "m": pa.array(multiplicity, type=pa.int64())}))
+    sqlfiles.materialize(con, "gates/policy_replicates.sql", "boot_values")
+    lower, upper = quantile_levels(0.95)
+    sqlfiles.materialize(con, "bootstrap/intervals.sql", "policy_intervals", {"lower": lower, "upper": upper})

@@ -27,7 +27,7 @@ from laya_cases.gates.documents import (IDENTITY_KEYS, comparability_failure, co
                                       coverage_definition_conflict, identity_of, load_document, resolve_report)
 from laya_cases.gates.inputs import (DIMENSIONS, LIMITS, RELATIVE, SIGNIFICANT_AT, assemble_limits, finite_number,
                                    parse_limit, parse_pairs)
-from laya_cases.gates.messages import delta_lines  # noqa: F401
+from laya_cases.gates.messages import delta_lines, note_lines  # noqa: F401
 from laya_cases.gates.policy import check_policy, load_policy, needs_baseline  # noqa: F401
 from laya_cases.gates.tables import connect, load_report_tables  # noqa: F401
 from laya_cases.gates.thresholds import check_thresholds

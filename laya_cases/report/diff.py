@@ -2,7 +2,10 @@
 
 Everything is SQL over the store (sql/compare/diff_*.sql): the two runs' partitions are joined on
 `case_id`; flips, per-slice accuracy deltas, the exact McNemar p-value (sql/macros/mcnemar_exact.sql),
-the mean confidence shift and changed gold labels are queries. The paired bootstrap interval
+the mean confidence shift and changed gold labels are queries. With --by, each group's McNemar p
+gains its Holm and Benjamini-Hochberg adjustments over the groups tested (sql/compare/adjusted_p.sql),
+and with a margin a group whose interval reaches both -margin and +margin is marked
+"insufficient evidence" (sql/macros/insufficient_evidence.sql). The paired bootstrap interval
 resamples dataset rows with the S9.5 index stream -- CPython's `random.Random(seed).randrange(n)`,
 replicate by replicate (laya_cases/query/resample.py) -- handed to SQL as the table
 `boot_draws(replicate, row, m)` (how often each row was drawn in each replicate); the per-replicate deltas are sql/compare/diff_replicates.sql and the
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -29,11 +32,13 @@ SCHEMA = "laya-cases-diff/1"
 DIMENSIONS = ("language", "model", "qid", "tag")
 LEVEL = 0.95
 _GROUP_FIELDS = ("compared", "paired", "hits_a", "hits_b", "accuracy_a", "accuracy_b", "delta", "ci95", "B_used",
-                 "right_to_wrong", "wrong_to_right", "flip_rate", "mcnemar_p", "n_confidence",
-                 "mean_confidence_shift", "label_changed")
+                 "right_to_wrong", "wrong_to_right", "flip_rate", "mcnemar_p", "holm_p", "bh_p", "n_confidence",
+                 "mean_confidence_shift", "label_changed", "insufficient_evidence")
+_ADJUSTED = ("holm_p", "bh_p")         # a --by group's only: the overall test is one test
 
 
-def _check(by: Optional[str], bootstrap: int, seed: int, max_flip_rate: Optional[float]) -> None:
+def _check(by: Optional[str], bootstrap: int, seed: int, max_flip_rate: Optional[float],
+           margin: Optional[float] = None) -> None:
     if by is not None and by not in DIMENSIONS:
         raise UsageError("--by must be one of %s, got %r" % (", ".join(DIMENSIONS), by))
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 100 <= bootstrap <= 100000:
@@ -42,6 +47,8 @@ def _check(by: Optional[str], bootstrap: int, seed: int, max_flip_rate: Optional
         raise UsageError("--seed must be a non-negative integer, got %r" % (seed,))
     if max_flip_rate is not None and not 0.0 <= max_flip_rate <= 1.0:
         raise UsageError("--max-flip-rate must be a number in [0, 1], got %r" % (max_flip_rate,))
+    if margin is not None and not 0.0 <= margin <= 1.0:
+        raise UsageError("--margin must be a number in [0, 1], got %r" % (margin,))
 
 
 def _json_or_none(text: Optional[str]) -> Any:
@@ -59,14 +66,16 @@ class DiffBlock:
 
 
 def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int = 2000, seed: int = 0,
-         max_flip_rate: Optional[float] = None, engine: str = "duckdb", master: Optional[str] = None,
+         max_flip_rate: Optional[float] = None, margin: Optional[float] = None, engine: str = "duckdb",
+         master: Optional[str] = None,
          blocks: Sequence[DiffBlock] = (),
          phase: Optional[Callable[[int, int, str], None]] = None) -> Dict[str, Any]:
     """Compare run B against run A case by case; returns the diff document (see module docstring).
     `engine`, `master`: the engine that runs the SQL (query/engines, docs/scale.md); `blocks`: the
     benchmarks' own sections, each present when both runs are of its kind; `phase(done, total, step)`
-    is called before each step (the command's progress bar)."""
-    _check(by, bootstrap, seed, max_flip_rate)
+    is called before each step (the command's progress bar); `margin`: the accuracy change that
+    matters, which turns on the insufficient-evidence verdict."""
+    _check(by, bootstrap, seed, max_flip_rate, margin)
     wh.require_run(run_a)
     wh.require_run(run_b)
     steps = ["compare/diff_slices.sql", "compare/diff_replicates.sql", "bootstrap/intervals.sql",
@@ -74,35 +83,14 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     step = _stepper(phase, steps)
     step()
     con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
-    catalogue.materialize_all(con, catalogue.build_order(["diff_slices", "diff_units"], ("compare",)),
+    catalogue.materialize_all(con, catalogue.build_order(["diff_slices", "diff_units", "adjusted_p"], ("compare",)),
                               {"run_a": run_a, "run_b": run_b, "dim": by})
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
     step()
     con.register("boot_values", _replicate_deltas(con, seed, n, bootstrap))
     step()
-    lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
-    intervals = {(r["dim"], r["key"]): r for r in
-                 sqlfiles.rows(sqlfiles.query(con, "bootstrap/intervals.sql", {"lower": lower, "upper": upper}))}
-    used = {(dim, key): count for dim, key, count in con.execute(   # usable replicates, also below 2
-        "SELECT split_part(dim, '@', 1), key, count(*) FROM boot_values GROUP BY ALL").fetchall()}
-    groups: Dict[str, Dict[str, Dict[str, Any]]] = {}
-    overall: Dict[str, Any] = {}
-    for row in sqlfiles.rows(con.execute("SELECT * FROM diff_slices")):
-        ci = intervals.get((row["dim"], row["key"]))
-        row["B_used"] = used.get((row["dim"], row["key"]), 0)
-        row["ci95"] = None if ci is None else [ci["lower"], ci["upper"]]
-        entry = {name: row[name] for name in _GROUP_FIELDS}
-        if row["dim"] == "overall":
-            overall = entry
-        else:
-            groups.setdefault(row["dim"], {})[row["key"]] = entry
-    if not overall:                            # no case in both runs: counts are zero, ratios absent
-        overall = {name: 0 for name in ("compared", "paired", "hits_a", "hits_b", "right_to_wrong",
-                                        "wrong_to_right", "n_confidence", "B_used", "label_changed")}
-        overall.update({name: None for name in ("accuracy_a", "accuracy_b", "delta", "ci95", "flip_rate",
-                                                "mean_confidence_shift")})
-        overall["mcnemar_p"] = 1.0
+    overall, groups = _per_group(con, margin)
     step()
     flips = [dict(r, expected_a=_json_or_none(r["expected_a"]), expected_b=_json_or_none(r["expected_b"]))
              for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_flips.sql"))]
@@ -121,6 +109,7 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         "only_in_a": summary["only_in_a"], "only_in_b": summary["only_in_b"],
         **overall,
         "slices": {by: groups.get(by, {})} if by else {},
+        "margin": margin,
         "flips": flips,
         "label_drift": drift,
         "bootstrap": {"B": bootstrap, "seed": seed, "level": LEVEL, "unit": "row", "n_rows": n},
@@ -156,6 +145,36 @@ def _replicate_deltas(con, seed: int, n: int, bootstrap: int) -> pa.Table:
                      "value": pa.array(columns["value"], pa.float64())})
 
 
+def _per_group(con, margin: Optional[float]) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Dict[str, Any]]]]:
+    """(overall entry, {dim: {key: entry}}) from diff_slices, the replicates' intervals and the evidence."""
+    lower, upper = quantile_levels(LEVEL)       # as the report's intervals (report.bootstrap)
+    sqlfiles.materialize(con, "bootstrap/intervals.sql", "diff_intervals", {"lower": lower, "upper": upper})
+    intervals = {(r["dim"], r["key"]): r for r in sqlfiles.rows(con.execute("SELECT * FROM diff_intervals"))}
+    evidence = {(r["dim"], r["key"]): r for r in
+                sqlfiles.rows(sqlfiles.query(con, "compare/diff_evidence.sql", {"margin": margin}))}
+    used = {(dim, key): count for dim, key, count in con.execute(   # usable replicates, also below 2
+        "SELECT split_part(dim, '@', 1), key, count(*) FROM boot_values GROUP BY ALL").fetchall()}
+    groups: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    overall: Dict[str, Any] = {}
+    for row in sqlfiles.rows(con.execute("SELECT * FROM diff_slices")):
+        ci = intervals.get((row["dim"], row["key"]))
+        row["B_used"] = used.get((row["dim"], row["key"]), 0)
+        row["ci95"] = None if ci is None else [ci["lower"], ci["upper"]]
+        row.update(evidence[(row["dim"], row["key"])])
+        entry = {name: row[name] for name in _GROUP_FIELDS}
+        if row["dim"] == "overall":
+            overall = {name: value for name, value in entry.items() if name not in _ADJUSTED}
+        else:
+            groups.setdefault(row["dim"], {})[row["key"]] = entry
+    if not overall:                            # no case in both runs: counts are zero, ratios absent
+        overall = {name: 0 for name in ("compared", "paired", "hits_a", "hits_b", "right_to_wrong",
+                                        "wrong_to_right", "n_confidence", "B_used", "label_changed")}
+        overall.update({name: None for name in ("accuracy_a", "accuracy_b", "delta", "ci95", "flip_rate",
+                                                "mean_confidence_shift", "insufficient_evidence")})
+        overall["mcnemar_p"] = 1.0
+    return overall, groups
+
+
 def _stepper(phase: Optional[Callable[[int, int, str], None]], steps: List[str]) -> Callable[[], None]:
     """A call per step, each telling `phase` which one starts (nothing without a phase)."""
     done = [0]
@@ -176,6 +195,10 @@ def _ci(ci: Optional[List[float]]) -> str:
     return "-" if ci is None else "[%+.4f, %+.4f]" % tuple(ci)
 
 
+def _evidence(insufficient: Optional[bool]) -> str:
+    return {True: "insufficient", False: "decided", None: "no interval"}[insufficient]
+
+
 def _answer(predicted: Optional[str], confidence: Optional[float]) -> str:
     return "%s (%s)" % (predicted, _f(confidence, "%.2f"))
 
@@ -191,6 +214,8 @@ def text_lines(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = 
            d["mcnemar_p"]),
         "confidence  mean shift %s over %d cases" % (_f(d["mean_confidence_shift"], "%+.4f"), d["n_confidence"]),
     ]
+    if d.get("margin") is not None:
+        lines.append("evidence    %s at margin %.4f" % (_evidence(d["insufficient_evidence"]), d["margin"]))
     if d["label_changed"]:
         lines.append("label drift %d case(s) have a different gold label in B" % d["label_changed"])
     for direction, title in (("right_to_wrong", "right->wrong"), ("wrong_to_right", "wrong->right")):
@@ -206,9 +231,10 @@ def text_lines(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = 
     for dim, groups in d["slices"].items():
         lines.append("by %s:" % dim)
         for key, g in sorted(groups.items()):
-            lines.append("  %s=%s  n=%d A=%s B=%s delta=%s CI %s r->w=%d w->r=%d p=%.4g" % (
+            lines.append("  %s=%s  n=%d A=%s B=%s delta=%s CI %s r->w=%d w->r=%d p=%.4g holm=%s bh=%s%s" % (
                 dim, key, g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
-                _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"]))
+                _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"], _f(g["holm_p"], "%.4g"),
+                _f(g["bh_p"], "%.4g"), "  insufficient evidence" if g["insufficient_evidence"] else ""))
     for block in blocks:
         if block.name in d:
             lines += block.text_lines(d[block.name])
@@ -231,14 +257,20 @@ def markdown(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = ()
                         ("mean confidence shift", _f(d["mean_confidence_shift"], "%+.4f")),
                         ("gold labels changed", d["label_changed"])):
         lines.append("| %s | %s |" % (name, value))
+    margin = d.get("margin")
+    if margin is not None:
+        lines.append("| evidence at margin %.4f | %s |" % (margin, _evidence(d["insufficient_evidence"])))
     for dim, groups in d["slices"].items():
         lines += ["", "### by %s" % dim, "",
-                  "| %s | n | accuracy A | accuracy B | delta | 95%% CI | right -> wrong | wrong -> right | McNemar p |"
-                  % dim, "|---|---|---|---|---|---|---|---|---|"]
+                  "| %s | n | accuracy A | accuracy B | delta | 95%% CI | right -> wrong | wrong -> right | McNemar p "
+                  "| Holm p | BH p |%s" % (dim, "" if margin is None else " evidence |"),
+                  "|---|---|---|---|---|---|---|---|---|---|---|" + ("" if margin is None else "---|")]
         for key, g in sorted(groups.items()):
-            lines.append("| %s | %d | %s | %s | %s | %s | %d | %d | %.4g |" % (
+            lines.append("| %s | %d | %s | %s | %s | %s | %d | %d | %.4g | %s | %s |%s" % (
                 _cell(key), g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
-                _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"]))
+                _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"], _f(g["holm_p"], "%.4g"),
+                _f(g["bh_p"], "%.4g"),
+                "" if margin is None else " %s |" % _evidence(g["insufficient_evidence"])))
     if d["flips"]:
         lines += ["", "### flipped cases", "", "| direction | row | line | qid | expected | A | B |",
                   "|---|---|---|---|---|---|---|"]

@@ -7,11 +7,12 @@
 -- input: gate_rules (pos, dim, key, metric, min_count, limit_name, bound, coverage_conflict,
 --        significant_at, paired_metric: the metric's catalogue kind is paired), gate_metrics (side, dim, key, metric, value), gate_cases (side, case_no,
 --        qid, paired), gate_case_keys (side, case_no, dim, key), gate_case_scores (side, case_no,
---        metric, score)
+--        metric, score), policy_pairs (the significant_at rules' paired scores)
 -- params: none
 -- output: pos, dim, key, metric, limit_name, bound, min_count, significant_at, current, n, base_value,
 --         base_n, drift, right_to_wrong, wrong_to_right, p_value, unpaired, failure (null = pass)
--- why: a metric value must be a finite number to count as measured; a count is of cases in the slice
+-- why: the verdict before `adjust` and `on_insufficient` (policy_verdicts.sql). A metric value
+--      must be a finite number to count as measured; a count is of cases in the slice
 --      that are valid for the metric: a finite confidence and a boolean correctness for the
 --      confidence metrics, a finite per-case score otherwise (S6.6). `significant_at` pairs the two
 --      runs' cases by position (row order, then `expected` order), which is what equal dataset bytes
@@ -48,14 +49,11 @@ pairing AS (
     FULL OUTER JOIN (SELECT * FROM gate_cases WHERE side = 'baseline') b ON b.case_no = c.case_no
 ),
 flips AS (
-    SELECT c.pos,
-           count(*) FILTER (WHERE b.score = 1.0 AND c.score = 0.0) AS right_to_wrong,
-           count(*) FILTER (WHERE b.score = 0.0 AND c.score = 1.0) AS wrong_to_right
-    FROM rules r
-    JOIN valid c ON c.pos = r.pos AND c.side = 'candidate'
-    JOIN gate_case_scores b ON b.side = 'baseline' AND b.case_no = c.case_no AND b.metric = r.metric
-    WHERE r.significant_at IS NOT NULL
-    GROUP BY c.pos
+    SELECT pos,
+           count(*) FILTER (WHERE base_score = 1.0 AND score = 0.0) AS right_to_wrong,
+           count(*) FILTER (WHERE base_score = 0.0 AND score = 1.0) AS wrong_to_right
+    FROM policy_pairs
+    GROUP BY pos
 ),
 drifts AS (
     SELECT r.*, v.current, v.base_value,

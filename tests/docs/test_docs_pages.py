@@ -78,8 +78,12 @@ def test_datasets_md(tmp_path):
 
 @pytest.mark.slow
 def test_report_md(tmp_path):
-    """`rank` of the recorded answers against the default model (MiniLM on the bundled 16 rows)."""
-    run_console(page("docs/report.md"), folder(tmp_path))
+    """`rank` and `diff --margin` of the recorded answers against the default model (MiniLM on the bundled
+    16 rows), and the policy the page shows (`policy.json`) over them."""
+    work = folder(tmp_path)
+    text = page("docs/report.md")
+    (work / "policy.json").write_text(_policy_of(text, "policy.json"))
+    run_console(text, work)
 
 
 def _policy_of(text: str, name: str) -> str:

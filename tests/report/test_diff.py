@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from flip_data import base_correct, rows as flip_rows, write as write_rows
 from helpers import snapshot_tree
+from multiple_testing import adjust
 from laya_cases.report.diff import diff as do_diff
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
@@ -84,6 +85,41 @@ def test_mcnemar_equals_scipy_exact_binomial(store):
         b, c = group["right_to_wrong"], group["wrong_to_right"]
         expected = binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
         assert group["mcnemar_p"] == pytest.approx(expected, rel=1e-12), key
+
+
+@pytest.mark.parametrize("by", ["language", "qid"])
+def test_groups_p_values_adjusted_as_numpy_holm_and_bh(store, by):
+    doc = store["doc"] if by == "language" else do_diff(Warehouse(store["wh"]), "a", "b", by=by, bootstrap=100)
+    groups = sorted(doc["slices"][by].items())
+    raw = [g["mcnemar_p"] if g["right_to_wrong"] + g["wrong_to_right"] else None for _k, g in groups]
+    for (key, g), (_m, h, b) in zip(groups, adjust(raw)):
+        assert g["holm_p"] == pytest.approx(h, rel=1e-15) and g["bh_p"] == pytest.approx(b, rel=1e-15), key
+    assert "holm_p" not in doc and "bh_p" not in doc          # the overall test is one test
+    if by == "language":
+        de = doc["slices"]["language"]["de"]
+        line = next(l for l in store["result"].stdout.splitlines() if l.startswith("  language=de"))
+        assert line.endswith("p=%.4g holm=%.4g bh=%.4g" % (de["mcnemar_p"], de["holm_p"], de["bh_p"]))
+
+
+@pytest.mark.slow
+def test_margin_marks_an_interval_reaching_both_sides_insufficient(store):
+    wh = Warehouse(store["wh"])
+    assert store["doc"]["margin"] is None and store["doc"]["insufficient_evidence"] is None
+    at = {}
+    for margin in (0.0, 0.04, 0.3):
+        doc = do_diff(wh, "a", "b", by="language", bootstrap=200, margin=margin)
+        assert doc["margin"] == margin
+        for g in [doc] + list(doc["slices"]["language"].values()):
+            lo, hi = g["ci95"]
+            assert g["insufficient_evidence"] is (lo <= -margin and hi >= margin)
+        at[margin] = doc["slices"]["language"]
+    # de: [-0.107, 0.0] reaches no +0.04 (decided); en: [-0.096, +0.095] reaches both, not +-0.3
+    assert (at[0.04]["de"]["insufficient_evidence"], at[0.04]["en"]["insufficient_evidence"]) == (False, True)
+    assert at[0.3]["en"]["insufficient_evidence"] is False
+    result = invoke("diff", "a", "b", "-w", store["wh"], "--by", "language", "--bootstrap", "200", "--margin", "0.04")
+    assert result.exit_code == 0                                # never a failure
+    assert "evidence    insufficient at margin 0.0400" in result.stdout
+    assert [l.split()[0] for l in result.stdout.splitlines() if l.endswith("  insufficient evidence")] == ["language=en"]
 
 
 def python_interval(cases: List[Dict[str, Any]], seed: int = 0, replicates: int = 2000) -> List[float]:
@@ -176,6 +212,7 @@ def test_max_flip_rate_gate(store):
     (["a", "b", "--max-flip-rate", "nan"], "--max-flip-rate: 'nan' is not a number"),
     (["a", "b", "--max-flip-rate", "2"], "--max-flip-rate must be a number in [0, 1]"),
     (["a", "b", "--show", "-1"], "--show must be >= 0"),
+    (["a", "b", "--margin", "2"], "--margin must be a number in [0, 1]"),
 ])
 def test_usage_errors_exit_2_nothing_written(store, tmp_path, args, needle):
     before = snapshot_tree(store["wh"])

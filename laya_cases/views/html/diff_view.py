@@ -10,6 +10,8 @@ from laya_cases.views.html.markup import cell, esc, num, table
 
 #: flipped cases shown per page/file; the JSON (`diff --json`) lists all
 FLIPS_SHOWN = 200
+#: a group's insufficient_evidence (diff --margin), as the terminal says it
+_EVIDENCE = {True: "insufficient", False: "decided", None: "no interval"}
 
 
 def _ci(ci: Optional[List[float]]) -> str:
@@ -40,10 +42,13 @@ def slices(d: Dict[str, Any]) -> str:
     for dim, groups in sorted(d["slices"].items()):
         rows = [["<td>%s</td>" % esc(key), num(g["paired"]), num(g["accuracy_a"]), num(g["accuracy_b"]),
                  num(g["delta"], "%+.4f"), _ci(g["ci95"]), num(g["right_to_wrong"]), num(g["wrong_to_right"]),
-                 num(g["mcnemar_p"], "%.4g")] for key, g in sorted(groups.items())]
+                 num(g["mcnemar_p"], "%.4g"), num(g.get("holm_p"), "%.4g"), num(g.get("bh_p"), "%.4g")]
+                + ([] if d.get("margin") is None else [cell(_EVIDENCE[g.get("insufficient_evidence")])])
+                for key, g in sorted(groups.items())]
         out.append("<h3>by %s</h3>" % esc(dim) + table(
             [dim, "paired", "accuracy A", "accuracy B", "delta", "95% lower", "95% upper", "right -> wrong",
-             "wrong -> right", "McNemar p"], rows, "diff-slices"))
+             "wrong -> right", "McNemar p", "Holm p", "BH p"]
+            + ([] if d.get("margin") is None else ["evidence at %.4f" % d["margin"]]), rows, "diff-slices"))
     return ("<h2>Per slice</h2>" + "".join(out)) if out else ""
 
 

@@ -1,0 +1,22 @@
+-- table: boot_values -- each bootstrap replicate's delta (candidate - baseline) per on_insufficient rule, for bootstrap/intervals.sql
+-- spec: S6.5 (`on_insufficient`, a laya-cases extension), S9.5 (percentile bootstrap; a replicate
+--       where the rule has no paired case is skipped)
+-- grain: one row per (rule, replicate) with at least one of the rule's paired cases drawn
+-- input: policy_pairs, gate_rules (pos, on_insufficient), boot_draws (replicate, row, m): case
+--        position `row` of the candidate was drawn m > 0 times in that replicate
+-- params: none
+-- output: dim ('rule@<replicate>'), key (the rule's position as text), metric ('delta'), value
+-- why: a gate reads report documents, which list cases, not dataset rows, so the resampling unit
+--      is the case position (diff resamples rows); the draws are shared by every rule, as a report's
+--      slices share theirs. The delta is (hits - base_hits) / n over the drawn pairs, one rounding.
+WITH replicates AS (
+    SELECT p.pos, d.replicate, sum(d.m) AS n, sum(d.m * p.score) AS hits, sum(d.m * p.base_score) AS base_hits
+    FROM boot_draws d
+    JOIN policy_pairs p ON p.case_no = d.row
+    JOIN gate_rules r ON r.pos = p.pos AND r.on_insufficient IS NOT NULL
+    GROUP BY p.pos, d.replicate
+)
+SELECT 'rule@' || CAST(replicate AS VARCHAR) AS dim, CAST(pos AS VARCHAR) AS key, 'delta' AS metric,
+       CAST(hits - base_hits AS DOUBLE) / n AS value
+FROM replicates
+WHERE n > 0
