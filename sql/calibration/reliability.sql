@@ -4,9 +4,8 @@
 -- input: calib_applied
 -- params: none
 -- output: phase, bin, lower, upper, n_b, mean_confidence, accuracy, gap, weight, contribution, too_small, n
--- why: a bin's accuracy over a few cases is mostly noise (over 9 cases its standard error can reach
---      0.17), so a bin holding fewer than 10 cases is marked too_small: read its gap as a count, not a
---      rate. Empty bins are too_small too.
+-- why: the report's reliability table (metrics/reliability.sql) for the two phases; too_small is
+--      lc_too_small_bin (fewer than 10 cases, empty bins included).
 WITH totals AS (
     SELECT phase, count(*) AS n FROM calib_applied GROUP BY phase
 ), edges AS (
@@ -21,6 +20,6 @@ SELECT t.phase, e.bin, e.lower, e.upper, coalesce(b.n_b, 0) AS n_b, b.mean_confi
        b.mean_confidence - b.accuracy AS gap,
        CAST(b.n_b AS DOUBLE) / CAST(t.n AS DOUBLE) AS weight,
        CAST(b.n_b AS DOUBLE) / CAST(t.n AS DOUBLE) * abs(b.mean_confidence - b.accuracy) AS contribution,
-       coalesce(b.n_b, 0) < 10 AS too_small, t.n
+       lc_too_small_bin(coalesce(b.n_b, 0)) AS too_small, t.n
 FROM totals t CROSS JOIN edges e
 LEFT JOIN per_bin b ON b.phase = t.phase AND b.bin = e.bin
