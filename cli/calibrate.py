@@ -25,7 +25,7 @@ def _num(value: Any) -> str:
 
 def _fit_line(row: Dict[str, Any]) -> str:
     if row["method"] == "platt":
-        what = "platt a=%.4f b=%.4f" % (row["a"], row["b"])
+        what = "platt a=%.4f b=%.4f%s" % (row["a"], row["b"], " (separable: no finite fit)" if row["separable"] else "")
     else:
         what = "temperature=%.4f%s" % (row["temperature"], " (at a bound)" if row["at_bound"] else "")
     return "  %-12s n=%-5d %s  nll %s -> %s" % (row["group"], row["n"], what, _num(row["nll_before"]),

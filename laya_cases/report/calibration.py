@@ -109,6 +109,14 @@ def fit_platt(s: Sequence[float], y: Sequence[int]) -> Tuple[float, float]:
     return float(w[0]), float(w[1])
 
 
+def separable(s: Sequence[float], y: Sequence[int]) -> bool:
+    """Whether one cut on s splits the labels perfectly (one label alone counts): then the logistic loss
+    has no finite minimum and Platt's (a, b) is only where the steps stopped."""
+    pos = [x for x, label in zip(s, y) if label]
+    neg = [x for x, label in zip(s, y) if not label]
+    return not pos or not neg or max(neg) < min(pos) or max(pos) < min(neg)
+
+
 # ---------------------------------------------------------------------------- runs
 def _scores(con, run_id: str, table: str) -> Dict[str, int]:
     """Materialise calib_scores of one run under `table`; returns its counts."""
@@ -159,7 +167,7 @@ def fit(con, dev: str, platt: bool = False) -> Tuple[Dict[str, int], List[Dict[s
         s = [logp[1] - logp[0] for logp, _ in noul]
         y = [gold for _, gold in noul]
         a, b = fit_platt(s, y)
-        out.append({"group": "noul", "method": "platt", "n": len(y), "a": a, "b": b,
+        out.append({"group": "noul", "method": "platt", "n": len(y), "a": a, "b": b, "separable": separable(s, y),
                     "nll_before": _logistic_loss(1.0, 0.0, np.asarray(s), np.asarray(y, dtype=float)),
                     "nll_after": _logistic_loss(a, b, np.asarray(s), np.asarray(y, dtype=float))})
     return counts, out

@@ -167,6 +167,9 @@ def test_platt_matches_scipy():
     ref = optimize.minimize(lambda w: np.mean(np.logaddexp(0, w[0] * s + w[1]) - y * (w[0] * s + w[1])),
                             [1.0, 0.0], method="BFGS", options={"gtol": 1e-12}).x
     assert abs(a - ref[0]) < 1e-5 and abs(b - ref[1]) < 1e-5
+    assert not C.separable(s, y)
+    assert C.separable([0.1, 0.2, 0.9], [0, 0, 1]) and C.separable([0.5, 0.1], [0, 1]) and C.separable([1.0], [1])
+    assert not C.separable([0.1, 0.5, 0.5], [0, 0, 1])          # a tie across the labels: no clean cut
 
 
 @pytest.mark.slow
