@@ -7,13 +7,13 @@
 -- output: phase, n, hits, accuracy, mean_confidence, ece, brier, nll, selective_accuracy_50,
 --         selective_accuracy_80
 -- why: the numbers a report gives, over the cases both phases share, so before and after differ only by
---      the recalibration. nll = mean of -ln P(gold).
+--      the recalibration. nll = mean of -ln P(gold) (apply.sql, in log space).
 WITH base AS (
     SELECT phase, count(*) AS n, count(*) FILTER (WHERE correct) AS hits,
            lc_exact_sum(conf) / CAST(count(*) AS DOUBLE) AS mean_confidence,
            lc_exact_sum((conf - CAST(correct AS INTEGER)) * (conf - CAST(correct AS INTEGER)))
                / CAST(count(*) AS DOUBLE) AS brier,
-           lc_exact_sum(-ln(p_gold)) / CAST(count(*) AS DOUBLE) AS nll
+           lc_exact_sum(nll) / CAST(count(*) AS DOUBLE) AS nll
     FROM calib_applied GROUP BY phase
 ), ece AS (
     SELECT phase, list_sum(list(coalesce(contribution, 0.0) ORDER BY bin)) AS ece FROM calib_reliability GROUP BY phase

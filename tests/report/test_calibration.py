@@ -264,6 +264,20 @@ def test_refuses_the_same_run_and_shared_cases():
         C.check_held_out(con, "dev", "test")
 
 
+def test_a_sharp_wrong_case_costs_a_finite_loss():
+    """Logits 800 apart at the smallest temperature: P(gold) underflows to 0, the NLL stays finite and exact
+    (logsumexp - z_gold), so the JSON document has no Infinity."""
+    con = duckdb.connect()
+    S.prepare_connection(con)
+    con.execute("CREATE TABLE calib_scores AS SELECT 'x' AS case_id, 'all' AS bucket, 'choice' AS answer_type, "
+                "['a', 'b'] AS options, 'logits' AS source, [8.0, 0.0] AS logp, CAST(1 AS BIGINT) AS gold, "
+                "false AS correct, true AS usable")
+    con.execute("CREATE TABLE calib_params AS SELECT 'all' AS bucket, 'choice' AS answer_type, 0.01 AS temperature, "
+                "CAST(NULL AS DOUBLE) AS platt_a, CAST(NULL AS DOUBLE) AS platt_b")
+    got = dict(con.execute("SELECT phase, nll FROM (%s)" % S.text("calibration/apply.sql")).fetchall())
+    assert got["after"] == pytest.approx(800.0) and got["before"] == pytest.approx(8.0 + math.log1p(math.exp(-8.0)))
+
+
 def test_refuses_a_run_with_nothing_to_rescale():
     rows = [dict(r, logits=None, temperature=None, probabilities=None, noul_p=None)
             for r in _cases(random.Random(6), "dev", 10) if r["answer_type"] == "choice"]
