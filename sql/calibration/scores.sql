@@ -10,7 +10,7 @@
 --      (`logits`; exact), the log of the stored probabilities (`probabilities`), or [ln(1-p), ln p] of a
 --      noul answer's P(true) (`noul`). A stored probability of 0 was rounded away (S2.4) and reads as
 --      5e-5, the largest value that rounds to it, so a confidently wrong case keeps a finite loss.
---      bucket is the run's temperature bucket (Laya runs store it), else 'all'. gold is the 0-based
+--      bucket is the case's temperature bucket (S2.6, as the run recorded it), else 'all'. gold is the 0-based
 --      index of the label among the options (noul: false 0, true 1). usable: logp and gold are known.
 WITH c AS (
     SELECT case_id, coalesce(temperature_bucket, 'all') AS bucket, answer_type, options, correct,

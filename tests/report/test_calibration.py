@@ -278,6 +278,19 @@ def test_a_sharp_wrong_case_costs_a_finite_loss():
     assert got["after"] == pytest.approx(800.0) and got["before"] == pytest.approx(8.0 + math.log1p(math.exp(-8.0)))
 
 
+@pytest.mark.slow
+def test_a_bucket_the_fit_run_lacks_gets_the_pooled_temperature():
+    rows = [r for r in _cases(random.Random(8), "dev", 40) if r["temperature_bucket"] != "choice:6-10"]
+    rows += _cases(random.Random(9), "test", 40)
+    con = _con(rows)
+    _, fitted = C.fit(con, "dev")
+    temps = {r["group"]: r["temperature"] for r in fitted}
+    assert "choice:6-10" not in temps
+    applied = {r["bucket"]: r for r in C.score(con, "test", fitted)["applied"]}
+    assert applied["choice:6-10"]["fitted_on"] == "all" and applied["choice:6-10"]["temperature"] == temps["all"]
+    assert applied["noul:2"]["fitted_on"] == "noul:2" and applied["noul:2"]["temperature"] == temps["noul:2"]
+
+
 def test_refuses_a_run_with_nothing_to_rescale():
     rows = [dict(r, logits=None, temperature=None, probabilities=None, noul_p=None)
             for r in _cases(random.Random(6), "dev", 10) if r["answer_type"] == "choice"]
