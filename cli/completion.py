@@ -1,7 +1,7 @@
 """Shell completion (`laya-cases --install-completion`), attached in one place to the built command tree
 (app._App.click), from what each parameter already says in --help:
-- a RUN argument or option (metavar RUN, RUN_A, RUN_B, RUN...) completes the store's run ids (-w, else
-  $LAYA_CASES_WAREHOUSE, else ./warehouse);
+- a RUN argument or option (metavar RUN, RUN_A, RUN_B, RUN..., and calibrate's DEV and TEST) completes
+  the store's run ids (-w, else $LAYA_CASES_WAREHOUSE, else ./warehouse);
 - a metavar that lists its values (`fail|skip`, `text|table`, `table|csv|json`) completes those values;
 - DIM completes the slice dimensions, KIND the plot kinds, --model and --runner the runner names.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-RUN_METAVARS = ("RUN", "RUN_A", "RUN_B", "RUN...")
+RUN_METAVARS = ("RUN", "RUN_A", "RUN_B", "RUN...", "DEV", "TEST")
 
 
 def run_ids(ctx: Any) -> List[str]:

@@ -31,6 +31,9 @@ def dataset_command(
     locale: str = typer.Argument(..., metavar="LOCALE", help="MASSIVE locale or code, e.g. en-US, de-DE, de, zh-CN."),
     rows: Optional[int] = typer.Option(100, "--rows", metavar="N", help="First N rows of the test file; "
                                        "0 for all."),
+    skip: int = typer.Option(0, "--skip", metavar="N", help="Leave out the first N rows (still sampled, so a "
+                             "row gets the options it has in a longer dataset): --skip 500 --rows 500 is rows "
+                             "501-1000."),
     options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included."),
     seed: int = typer.Option(13, "--seed", metavar="S", help="Sampling seed (a fresh random.Random(seed) per locale)."),
     out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the dataset (JSON Lines)."),
@@ -53,9 +56,12 @@ def dataset_command(
         raise UsageError("--rows must be >= 0, got %d" % rows)
     if options < 1:
         raise UsageError("--options must be >= 1, got %d" % options)
+    if skip < 0:
+        raise UsageError("--skip must be >= 0, got %d" % skip)
     try:
         with output_file(out) as target:
-            n = massive.write(locale, target, n_rows=rows or None, n_opts=options, seed=seed, source=source)
+            n = massive.write(locale, target, n_rows=rows or None, n_opts=options, seed=seed, source=source,
+                             skip=skip)
     except OSError as exc:
         raise UsageError("cannot write %r: %s" % (str(out), exc)) from None
     console.out("%d examples written to %s" % (n, out))

@@ -5,7 +5,8 @@
 -- input: slice_sums
 -- params: none
 -- output: dim, key, bin, lower, upper, closed_lower, n_b, mean_confidence, accuracy, gap, weight,
---         contribution, n_paired, n_unbinned_out_of_range, n_unbinned_nan
+--         contribution, too_small (fewer than 10 cases: lc_too_small_bin), n_paired,
+--         n_unbinned_out_of_range, n_unbinned_nan
 WITH paired AS (
     SELECT * FROM slice_sums WHERE n_conf > 0 AND correct IS NOT NULL
 ), totals AS (
@@ -26,6 +27,7 @@ SELECT t.dim, t.key, e.bin, e.lower, e.upper, e.bin = 0 AS closed_lower,
        b.mean_confidence - b.accuracy AS gap,
        CAST(b.n_b AS DOUBLE) / CAST(t.n_paired AS DOUBLE) AS weight,
        CAST(b.n_b AS DOUBLE) / CAST(t.n_paired AS DOUBLE) * abs(b.mean_confidence - b.accuracy) AS contribution,
+       lc_too_small_bin(coalesce(b.n_b, 0)) AS too_small,
        t.n_paired, t.n_unbinned_out_of_range, t.n_unbinned_nan
 FROM totals t CROSS JOIN edges e
 LEFT JOIN per_bin b ON b.dim = t.dim AND b.key = t.key AND b.bin = e.bin

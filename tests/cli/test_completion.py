@@ -46,6 +46,7 @@ def test_run_ids_come_from_the_store(wh):
     assert complete("laya-cases rank demo other d", env) == ["demo", "demo-2"]       # RUN...: every word
     assert complete("laya-cases report -w %s o" % wh) == ["other"]          # -w on the line wins
     assert complete("laya-cases robustness --run ", env) == ["demo", "demo-2", "other"]
+    assert complete("laya-cases calibrate --fit demo --apply o", env) == ["other"]
     assert complete("laya-cases report ", {"LAYA_CASES_WAREHOUSE": str(wh.parent / "nowhere")}) == []
 
 

@@ -30,7 +30,7 @@ INPUTS = {"--dataset", "--gate-policy", "--warehouse", "--onnx", "--subfolder", 
 BASE: Dict[str, List[str]] = {
     "report": ["report", "a"], "run": ["run", SUPPORT], "ingest": ["ingest", ANSWERS, "--min-accuracy", "0.1"],
     "plot": ["plot", "a"], "sql": ["sql", "SELECT 1", "--format", "csv"], "compare": ["compare", "a", "--baseline", "a"],
-    "diff": ["diff", "a", "a"], "rank": ["rank", "a", "b"], "export": ["export", "a"], "export-onnx": ["export-onnx"],
+    "diff": ["diff", "a", "a"], "rank": ["rank", "a", "b"], "calibrate": ["calibrate", "--fit", "a", "--apply", "b"], "export": ["export", "a"], "export-onnx": ["export-onnx"],
     "shortlist": ["shortlist", SUPPORT], "banking77": ["banking77"], "presentation": ["presentation"],
     "robustness": ["robustness", SUPPORT], "crosslingual": ["crosslingual", "a"],
     "relevance export": ["relevance", "export"], "relevance leaderboard": ["relevance", "leaderboard"],

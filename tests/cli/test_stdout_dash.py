@@ -126,6 +126,7 @@ def _cases(wh: Path, p: Dict[str, Path]) -> Dict[tuple, tuple]:
         ("diff", "--html"): (["diff", "a", "b", "--html", DASH, "--bootstrap", "100"] + w, True),
         ("rank", "--json"): (["rank", "a", "b", "--json", DASH, "--bootstrap", "100"] + w, True),
         ("rank", "--markdown"): (["rank", "a", "b", "--markdown", DASH, "--bootstrap", "100"] + w, True),
+        ("calibrate", "--json"): (["calibrate", "--fit", "a", "--apply", "m", "--json", DASH] + w, True),
         ("sql", "--out"): (["sql", "SELECT run_id, count(*) AS n FROM cases GROUP BY 1 ORDER BY 1", "--format", "csv",
                             "--out", DASH] + w, True),
         ("export", "--out"): (["export", "m", "--format", "harness", "--out", DASH] + w, True),

@@ -10,6 +10,7 @@ the policy file robustness.md shows.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Dict
@@ -29,6 +30,7 @@ RUN_BY = {
     "docs/shortlist.md": "tests/docs/test_docs_pages.py",
     "docs/plots.md": "tests/docs/test_docs_pages.py",
     "docs/report.md": "tests/docs/test_docs_pages.py",
+    "docs/recalibration.md": "tests/docs/test_docs_pages.py",
     "docs/relevance.md": "tests/harness/test_relevance_models.py",
 }
 
@@ -84,6 +86,19 @@ def test_report_md(tmp_path):
     text = page("docs/report.md")
     (work / "policy.json").write_text(_policy_of(text, "policy.json"))
     run_console(text, work)
+
+
+@pytest.mark.slow
+def test_recalibration_md(tmp_path):
+    """`calibrate` on the bundled answers split as the page says (`head -8`, `tail -8`): ingest only, no model.
+    The page's MASSIVE section is a recorded run (two MiniLM runs of 500 rows), not rerun here."""
+    work = folder(tmp_path)
+    lines = (ROOT / "data" / "support.answers.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (work / "dev.answers.jsonl").write_text("".join(lines[:8]), encoding="utf-8")
+    (work / "test.answers.jsonl").write_text("".join(lines[-8:]), encoding="utf-8")
+    run_console(page("docs/recalibration.md"), work)
+    doc = json.loads((work / "calibration.json").read_text(encoding="utf-8"))
+    assert doc["schema"] == "laya-cases-calibration/1" and len(doc["apply"]["reliability"]["before"]) == 15
 
 
 def _policy_of(text: str, name: str) -> str:

@@ -91,6 +91,17 @@ def test_t7_1_sampler_through_hf_datasets():
     assert sampler.option_text("wire.transfer_failed") == "wire: transfer failed"
 
 
+def test_skip_keeps_the_sampling_stream():
+    """--skip N: rows N+1.. with the options a longer dataset gives them (the rng still draws for the
+    rows left out), so rows 1-5 and 6-10 are the two halves of rows 1-10."""
+    records = [{"id": str(i), "text": "text %d" % i, "label": "l%d" % (i % 7)} for i in range(12)]
+    whole = sampler.sample_rows(records, "en", 10, n_opts=4)
+    assert sampler.sample_rows(records, "en", 5, n_opts=4) + sampler.sample_rows(records, "en", 5, n_opts=4,
+                                                                                   skip=5) == whole
+    assert sampler.sample_rows(records, "en", None, n_opts=4, skip=10) == sampler.sample_rows(records, "en", None,
+                                                                                              n_opts=4)[10:]
+
+
 def test_language_codes_are_the_references_short_codes():
     assert data.code_of("en-US") == data.code_of("EN") == "en"
     assert data.code_of("zh-cn") == "zh-CN" and data.code_of("zh-TW") == "zh-TW"

@@ -193,6 +193,8 @@ def independent_diffs(doc: Dict[str, Any], ref_cases: List[Dict[str, Any]]) -> L
             sel = ((conf >= lo) if b == 0 else (conf > lo)) & (conf <= hi)
             if entry["n_b"] != int(sel.sum()):
                 problems.append("bin %d holds %r, numpy says %d" % (b, entry["n_b"], sel.sum()))
+            if entry["too_small"] != bool(sel.sum() < 10):                 # fewer than 10 cases, empty included
+                problems.append("bin %d too_small %r with %d cases" % (b, entry["too_small"], sel.sum()))
             if sel.any():
                 term = (sel.sum() / len(conf)) * abs(math.fsum(conf[sel]) / sel.sum() - ok[sel].mean())
                 total += term

@@ -49,24 +49,25 @@ def sample_keys(labels: List[str], golds: List[str], n_opts: int = N_OPTS, seed:
 
 
 def sample_rows(records: List[Dict[str, Any]], code: str, n_rows: Optional[int] = 100, n_opts: int = N_OPTS,
-                seed: int = SEED) -> List[Dict[str, Any]]:
-    """Dataset rows (S1) for the first `n_rows` records (all when None) of one language's whole split."""
+                seed: int = SEED, skip: int = 0) -> List[Dict[str, Any]]:
+    """Dataset rows (S1) for the first `n_rows` records (all when None) of one language's whole split,
+    after the first `skip`: those are still sampled, so row 501 gets the options a 1000-row run gives it."""
     labels = sorted({r["label"] for r in records})
-    head = records if n_rows is None else records[:n_rows]
+    head = records if n_rows is None else records[:skip + n_rows]
     return [{"id": str(record.get("id")), "item_id": str(record.get("id")),
              "state": {"utterance": record["text"]},
              "questions": {"intent": {"type": "choice", "instructions": INSTRUCTIONS,
                                       "criteria": {k: option_text(k) for k in keys}}},
              "expected": {"intent": record["label"]},
              "language": code}
-            for record, keys in zip(head, sample_keys(labels, [r["label"] for r in head], n_opts, seed))]
+            for record, keys in list(zip(head, sample_keys(labels, [r["label"] for r in head], n_opts, seed)))[skip:]]
 
 
 def rows(locale: str, n_rows: Optional[int] = 100, n_opts: int = N_OPTS, seed: int = SEED,
-         source: Optional[Path] = None) -> Iterator[Dict[str, Any]]:
+         source: Optional[Path] = None, skip: int = 0) -> Iterator[Dict[str, Any]]:
     """Dataset rows for a language (code or locale) from `source` (folder or file), else the Hub."""
     code = data.code_of(locale)
-    yield from sample_rows(data.load(code, source).records, code, n_rows, n_opts, seed)
+    yield from sample_rows(data.load(code, source).records, code, n_rows, n_opts, seed, skip)
 
 
 def write(locale: str, out: Path, **kwargs: Any) -> int:
