@@ -14,6 +14,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as S
 from laya_cases.report import build as R
 from laya_cases.report import runset
+from laya_cases.report.audit import apply_relabels
 
 SCHEMA = "laya-cases-stability/1"
 TABLES = ("stability/case_runs.sql", "stability/cases.sql", "stability/slice_cases.sql",
@@ -94,11 +95,6 @@ def gate(con, summary: List[Dict[str, Any]], bound: Optional[float]) -> List[str
             out.append("unstable rate %.4f (%d of %d compared cases) is above the maximum %.4f"
                        % (row["value"], row["unstable"], row["compared"], row["bound"]))
     return out
-
-
-def apply_relabels(wh, con) -> None:
-    """Placeholder replaced below by the relabels module."""
-    raise NotImplementedError
 
 
 def _json(text: Optional[str]) -> Any:
