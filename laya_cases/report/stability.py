@@ -102,22 +102,25 @@ def _json(text: Optional[str]) -> Any:
 
 
 # ---------------------------------------------------------------------------- text
-COLUMNS = ("group", "cases", "compared", "unstable", "unstable rate", "agreement", "accuracy", "expected range",
-           "floor..ceiling", "runs min..max")
+COLUMNS = ("group", "cases", "compared", "unstable", "unstable rate", "disagreeing", "agreement", "failed")
+RANGE_COLUMNS = ("group", "accuracy", "expected low", "expected high", "floor", "ceiling", "run min", "run max")
 
 
-def _span(low: Optional[float], high: Optional[float]) -> str:
-    return "" if low is None or high is None else "%.4f..%.4f" % (low, high)
+def _groups(doc: Dict[str, Any]) -> List[tuple]:
+    """(name, entry): overall, then each group of --by in key order."""
+    entries = [("overall", doc["overall"])] if doc["overall"] else []
+    return entries + [("%s=%s" % (doc["by"], key), e) for key, e in sorted((doc["slices"].get(doc["by"]) or {}).items())]
 
 
 def table_rows(doc: Dict[str, Any]) -> List[List[Any]]:
-    """The overall row, then one per group of --by."""
-    entries = [("overall", doc["overall"])] if doc["overall"] else []
-    entries += [("%s=%s" % (doc["by"], key), e) for key, e in sorted((doc["slices"].get(doc["by"]) or {}).items())]
-    return [[name, e["cases"], e["compared"], e["unstable"], e["unstable_rate"], e["mean_agreement"],
-             e["accuracy_mean"], _span(e["expected_low"], e["expected_high"]),
-             _span(e["accuracy_floor"], e["accuracy_ceiling"]), _span(e["run_min"], e["run_max"])]
-            for name, e in entries]
+    return [[name, e["cases"], e["compared"], e["unstable"], e["unstable_rate"], e["disagreeing"],
+             e["mean_agreement"], e["failed_cases"]] for name, e in _groups(doc)]
+
+
+def range_rows(doc: Dict[str, Any]) -> List[List[Any]]:
+    """The accuracy a single run could have shown, per group."""
+    return [[name, e["accuracy_mean"], e["expected_low"], e["expected_high"], e["accuracy_floor"],
+             e["accuracy_ceiling"], e["run_min"], e["run_max"]] for name, e in _groups(doc)]
 
 
 CASE_COLUMNS = ("row", "line", "qid", "expected", "right", "agreement", "answers (run order)")
