@@ -12,7 +12,7 @@
 --         expected_high (accuracy_mean -/+ 1.96 accuracy_sd, within [0, 1]), accuracy_floor (share of
 --         compared cases every run got right), accuracy_ceiling (share some run got right), run_min,
 --         run_max (the lowest and highest accuracy a run showed over the compared cases it scored)
--- why: floor and ceiling bound what any single run over these cases could have shown; the expected range
+-- why: greatest/least skip a null, hence the CASE; floor and ceiling bound what any single run over these cases could have shown; the expected range
 --      is the rerun noise a delta between two runs should be read against.
 WITH groups AS (
     SELECT dim, key, count(*) AS cases,
@@ -42,8 +42,8 @@ SELECT dim, key, cases, compared, unstable,
        disagreeing, failed_cases,
        CASE WHEN compared > 0 THEN agreement_sum / compared END AS mean_agreement,
        accuracy_mean, accuracy_sd,
-       greatest(0.0, accuracy_mean - 1.96 * accuracy_sd) AS expected_low,
-       least(1.0, accuracy_mean + 1.96 * accuracy_sd) AS expected_high,
+       CASE WHEN compared > 0 THEN greatest(0.0, accuracy_mean - 1.96 * accuracy_sd) END AS expected_low,
+       CASE WHEN compared > 0 THEN least(1.0, accuracy_mean + 1.96 * accuracy_sd) END AS expected_high,
        CASE WHEN compared > 0 THEN always_right / compared END AS accuracy_floor,
        CASE WHEN compared > 0 THEN ever_right / compared END AS accuracy_ceiling,
        run_min, run_max
