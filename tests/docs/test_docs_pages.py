@@ -29,6 +29,7 @@ RUN_BY = {
     "docs/shortlist.md": "tests/docs/test_docs_pages.py",
     "docs/plots.md": "tests/docs/test_docs_pages.py",
     "docs/report.md": "tests/docs/test_docs_pages.py",
+    "docs/stability.md": "tests/docs/test_docs_pages.py",
     "docs/relevance.md": "tests/harness/test_relevance_models.py",
 }
 
@@ -80,6 +81,12 @@ def test_datasets_md(tmp_path):
 def test_report_md(tmp_path):
     """`rank` of the recorded answers against the default model (MiniLM on the bundled 16 rows)."""
     run_console(page("docs/report.md"), folder(tmp_path))
+
+
+@pytest.mark.slow
+def test_stability_md(tmp_path):
+    """stability, its gate, audit and relabel over recorded answers (no model)."""
+    run_console(page("docs/stability.md"), folder(tmp_path))
 
 
 def _policy_of(text: str, name: str) -> str:
