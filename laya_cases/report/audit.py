@@ -14,6 +14,8 @@ import io
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
+import duckdb
+
 from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as S
 from laya_cases.report import runset
@@ -26,14 +28,20 @@ CSV_COLUMNS = ("rank", "row_index", "line_no", "qid", "language", "expected", "s
 
 
 def apply_relabels(wh, con) -> int:
-    """Make `cases` on this connection (S.connect over some runs) the relabelled cases; returns how many
-    relabels the store holds. The committed files are untouched: this is a view."""
+    """Make `cases` and `slice_sets` on this DuckDB connection (S.connect over some runs) read the store's
+    relabels: labels, correctness and the slice sets that encode it (sql/audit/relabel_changes.sql);
+    returns how many relabels the store holds. The committed files are untouched: these are views."""
     import pyarrow as pa
 
+    if not isinstance(con, duckdb.DuckDBPyConnection):
+        raise UsageError("--relabels is read by the DuckDB engine only")
     rows = store_relabels.read(wh)
     con.register("relabels", pa.Table.from_pylist(rows, schema=store_relabels.schema()))
     con.execute("ALTER VIEW cases RENAME TO cases_as_committed")
+    con.execute("ALTER VIEW slice_sets RENAME TO slice_sets_as_committed")
+    S.materialize(con, "audit/relabel_changes.sql", "relabel_changes")
     con.execute("CREATE VIEW cases AS %s" % S.text("audit/relabelled_cases.sql"))
+    con.execute("CREATE VIEW slice_sets AS %s" % S.text("audit/relabelled_slice_sets.sql"))
     return len(rows)
 
 

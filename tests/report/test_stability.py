@@ -253,3 +253,31 @@ def test_refusals_and_the_gate_exit_codes(tmp_path):
     # urgency alone is never scored: no compared case, and a missing measurement never passes
     assert cli.invoke(app, ["audit", "--runs", "a,b", "--runs", "c", "--top", "3"] + w).exit_code == 0
     assert cli.invoke(app, ["relabel", "a", "--row", "0"] + w).exit_code == 2
+
+
+def test_report_relabels_read_the_corrected_labels(tmp_path):
+    """The planted copy of the support answers, with its two wrong labels relabelled, reports exactly what
+    the run over the true labels reports: every metric, slice, bootstrap interval and case."""
+    from helpers import ROOT
+    from laya_cases_cli.app import app
+    import laya_cases_cli.commands  # noqa: F401
+
+    wh = Warehouse(tmp_path / "wh")
+    ingest(wh, str(ROOT / "data" / "support.minilm.answers.jsonl"), run_id="true")
+    ingest(wh, str(ROOT / "data" / "support.minilm.planted.answers.jsonl"), run_id="planted")
+    relabel(wh, "planted", 2, "intent", "cancel")      # the latest relabel of a case is the one read
+    relabel(wh, "planted", 6, "spam", "false")
+    relabel(wh, "planted", 2, "intent", "delivery")
+    cli = CliRunner()
+    docs = {}
+    for name, args in (("true", ["true"]), ("fixed", ["planted", "--relabels"]), ("planted", ["planted"])):
+        out = tmp_path / ("%s.json" % name)
+        got = cli.invoke(app, ["report", *args, "--slice", "language", "--bootstrap", "200", "--json", str(out),
+                               "-w", str(wh.root)])
+        assert got.exit_code == 0, got.output
+        docs[name] = json.loads(out.read_text())
+    for key in ("overall", "slices", "cases"):
+        assert docs["fixed"][key] == docs["true"][key], key
+    assert docs["planted"]["overall"] != docs["true"]["overall"]
+    fixed, true = (dict(docs[n]["extensions"], run=None) for n in ("fixed", "true"))
+    assert fixed == true and '"ci"' in json.dumps(true)
