@@ -130,8 +130,8 @@ def relabel(
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Record an accepted gold-label correction in the store, beside the runs: every run of the
-    dataset keeps its files; `stability --relabels` and `audit --relabels` read the corrected label
-    and correctness, anything else reads the labels as committed.
+    dataset keeps its files; `report`, `stability` and `audit` with --relabels read the corrected
+    label and correctness, anything else reads the labels as committed.
 
     \b
     Examples:

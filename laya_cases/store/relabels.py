@@ -2,8 +2,8 @@
 
 A committed run's files are never rewritten: a relabel is a row of <root>/relabels/relabels.parquet, keyed
 by the dataset's labelled rows (labelled_rows_sha256) and the case id, so it applies to every run of that
-dataset, now and later, when a reader asks for it (`stability --relabels`, `audit --relabels`) and to none
-otherwise. The file is replaced whole under the commit lock (tmp + rename, fsynced): a reader sees the old
+dataset, now and later, when a reader asks for it (`report`, `run`, `stability` and `audit` with
+`--relabels`) and to none otherwise. The file is replaced whole under the commit lock (tmp + rename, fsynced): a reader sees the old
 list or the new one. The latest relabel of a case (highest seq) is the one that counts.
 """
 from __future__ import annotations
