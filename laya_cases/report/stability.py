@@ -41,7 +41,8 @@ def tables(con, run_ids: Sequence[str], by: Optional[str]) -> None:
 def stability(wh, run_ids: Sequence[str], *, by: Optional[str] = None,
               max_unstable_rate: Optional[float] = None, relabels: bool = False) -> Dict[str, Any]:
     """The stability document: {"schema", "runs", "by", "overall": {...}, "slices": {by: {key: {...}}},
-    "runs_accuracy": {"overall": [...]...}, "unstable_cases": [...], "gate": {...}}."""
+    "run_accuracy": {"overall" | "<dim>=<key>": [{run_id, scored, hits, accuracy}]}, "unstable_cases": [...],
+    "gate": {"max_unstable_rate", "failures"}}."""
     run_ids = list(run_ids)
     runset.named(run_ids, "stability")
     if by is not None and by not in R.DIMENSIONS:
