@@ -29,7 +29,7 @@ from laya_cases_cli import console
 
 #: the options that write a file or folder: each is checked by laya_cases/store/outputs.py before the command
 #: runs (tests/cli/test_output_paths.py fails when a FILE/DIR option is neither here nor a declared input)
-OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--html", "--out", "--junit", "--summary"})
+OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--html", "--out", "--junit", "--summary", "--csv"})
 
 
 def check_outputs() -> None:

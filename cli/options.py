@@ -83,6 +83,8 @@ _REPORT_PARAMS = [
                                                  "the master [default: $SPARK_REMOTE, else local[*]].")),
     ("view", str, typer.Option("text", "--view", metavar="text|table", help="text: the reference's lines; "
                                "table: readable tables with counts, fitted to the terminal.")),
+    ("relabels", bool, typer.Option(False, "--relabels", help="Read the store's accepted relabels (laya-cases "
+                                    "relabel) as the gold labels; the run's files are unchanged (docs/stability.md).")),
 ]
 
 JUNIT = typer.Option(None, "--junit", metavar="FILE", help="Also write the gate's verdict as JUnit XML, one "
@@ -121,7 +123,8 @@ def _report_request(v) -> ReportRequest:
                          thresholds=tuple(v["threshold"] or ()), bootstrap=v["bootstrap"], seed=v["seed"],
                          view=v["view"], no_cases=bool(v["no_cases"]), json_strict=bool(v["json_strict"]),
                          html_out=v["html_out"],
-                         engine=v["engine"] or "duckdb", spark_master=v["spark_master"])
+                         engine=v["engine"] or "duckdb", spark_master=v["spark_master"],
+                         relabels=bool(v["relabels"]))
 
 
 def _gate_request(v):

@@ -142,7 +142,7 @@ def report(
 
     options = report.options()
     wh = warehouse_of(warehouse)
-    session = ReportSession(wh, run_id, options, gate.baseline if gate is not None else None)
+    session = ReportSession(wh, run_id, options, gate.baseline if gate is not None else None, report.relabels)
     checked = prepare_gate(gate, wh, options, session=session)
     if checked is not None and not allow_partial and wh.run_state(run_id) == "incomplete":
         raise UsageError("%s; a gate needs a complete run (--allow-partial judges the committed rows)"
@@ -166,7 +166,8 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
     from laya_cases_cli.progress import StepProgress
 
     if session is None:
-        session = ReportSession(wh, run_id, options, gate.baseline_ref if gate is not None else None)
+        session = ReportSession(wh, run_id, options, gate.baseline_ref if gate is not None else None,
+                                request.relabels)
     with StepProgress(quiet=quiet) as bars:   # a bar on a terminal's stderr, gone before anything is printed
         session.options = dataclasses.replace(options, phase=bars.phases("report"))
         if options.bootstrap:
@@ -174,6 +175,8 @@ def emit_report(wh, run_id: str, request: ReportRequest, options: R.Options, gat
         doc, warnings = session.document(with_cases=gate is not None)   # a gate reads cases
     for line in warnings:
         console.note(line)
+    if request.relabels:
+        console.note("note: the gold labels as the store's relabels correct them (--relabels; laya-cases relabel --list)")
     for line in doc["extensions"]["run"].get("import_notes") or ():    # an imported log says what it lacks
         console.note("note: " + line)
     failures = judge(gate, doc, wh, options, session) if gate is not None else []

@@ -21,8 +21,9 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as S
 from laya_cases.query.resample import quantile_levels
 from laya_cases.report import build as R
+from laya_cases.report import runset
 
-MAX_RUNS = 20
+MAX_RUNS = runset.MAX_RUNS
 
 
 def groups(order: Sequence[str], significant: Callable[[str, str], bool]) -> Dict[str, int]:
@@ -37,24 +38,12 @@ def groups(order: Sequence[str], significant: Callable[[str, str], bool]) -> Dic
 
 
 def _check(wh, run_ids: Sequence[str], by: Optional[str], bootstrap: int) -> None:
-    if len(run_ids) < 2 or len(run_ids) > MAX_RUNS:
-        raise UsageError("rank needs 2 to %d runs, got %d" % (MAX_RUNS, len(run_ids)))
-    twice = sorted({r for r in run_ids if list(run_ids).count(r) > 1})
-    if twice:
-        raise UsageError("run %s is named twice" % twice[0])
+    runset.named(run_ids, "rank", MAX_RUNS)
     if by is not None and by not in R.DIMENSIONS:
         raise UsageError("--by must be one of %s, got %r" % (", ".join(R.DIMENSIONS), by))
     if R.check_bootstrap(bootstrap) == 0:
         raise UsageError("--bootstrap must be a number of replicates in [100, 100000]: ranks need intervals")
-    # The labelled rows and the questions, not the file's bytes: an ingest without --dataset has no
-    # dataset_sha256, and the same rows in another file are the same cases (S5.2).
-    rows = {rid: wh.run_row(wh.require_run(rid)) for rid in run_ids}
-    first = run_ids[0]
-    for rid in run_ids[1:]:
-        for key, what in (("labelled_rows_sha256", "labelled rows"), ("questions_sha256", "questions")):
-            if rows[rid][key] != rows[first][key]:
-                raise UsageError("rank compares runs of one dataset: run %s has %s %s, run %s has %s"
-                                 % (first, what, str(rows[first][key])[:8], rid, str(rows[rid][key])[:8]))
+    runset.same_dataset(wh, run_ids, "rank")
 
 
 def rank(wh, run_ids: Sequence[str], *, by: Optional[str] = None, bootstrap: int = 1000, seed: int = 0,

@@ -30,6 +30,7 @@ class ReportRequest:
     html_out: Optional[Path] = None          # --html FILE: the self-contained HTML report (laya_cases/html)
     engine: str = "duckdb"                   # --engine: duckdb or spark (laya_cases/engines, docs/scale.md)
     spark_master: Optional[str] = None       # --spark-master URL
+    relabels: bool = False                   # --relabels: the store's relabels read as the labels (report/audit.py)
 
     @property
     def json_to_stdout(self) -> bool:

@@ -18,6 +18,7 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import engines
 from laya_cases.query import sql as sqlfiles
 from laya_cases.report import build as R
+from laya_cases.report.audit import apply_relabels
 from laya_cases.report.request import score_within_warnings
 from laya_cases.store.layout import is_run_id
 
@@ -26,8 +27,9 @@ class ReportSession:
     """The connection of one report of `run_id`, opened on first use, with `baseline` when it names a
     committed run (a report file is read by the gates as before)."""
 
-    def __init__(self, wh, run_id: str, options: R.Options, baseline: Optional[str] = None):
-        self.wh, self.run_id, self.options = wh, run_id, options
+    def __init__(self, wh, run_id: str, options: R.Options, baseline: Optional[str] = None,
+                 relabels: bool = False):
+        self.wh, self.run_id, self.options, self.relabels = wh, run_id, options, relabels
         self.engine, self.master = engines.of(options)
         runs = [run_id] if wh.run_state(run_id) is not None else []      # unknown: require_run names it
         if baseline is not None and baseline not in runs and self._committed(baseline):
@@ -47,6 +49,8 @@ class ReportSession:
         """The report engine's connection (DuckDB, or Spark with --engine spark)."""
         if self._con is None:
             self._con = engines.connect(self.wh, self.runs, self.engine, self.master)
+            if self.relabels:                   # the labels as corrected (`laya-cases relabel`): views only
+                apply_relabels(self.wh, self._con)
         return self._con
 
     @property

@@ -8,6 +8,7 @@ every engine can read each tree with one glob, docs/readers.md):
     <root>/runs/run_id=<id>/run.parquet                one row: the run's identity and settings
     <root>/_staging/<id>.<pid>.<nonce>/                a run being written; never read
     <root>/_progress/run_id=<id>/progress.json         an incomplete run (committed in chunks, store/progress.py)
+    <root>/relabels/relabels.parquet                   accepted gold-label corrections (store/relabels.py)
 
 Warehouses written before slice sets had their own tree keep them in runs/run_id=<id>/slice_sets.parquet;
 they are still read. A run is written entirely under `_staging`, then committed under a short file lock
@@ -131,6 +132,7 @@ class Layout:
         self.slice_sets_dir = self.root / "slice_sets"
         self.staging_dir = self.root / "_staging"
         self.progress_dir = self.root / "_progress"
+        self.relabels_file = self.root / "relabels" / "relabels.parquet"      # store/relabels.py
         self.damaged: Dict[str, str] = {}        # run id -> "<file>: <what is wrong>", from connect()
 
     def case_partition(self, run_id: str) -> Path:

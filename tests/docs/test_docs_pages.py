@@ -31,6 +31,7 @@ RUN_BY = {
     "docs/plots.md": "tests/docs/test_docs_pages.py",
     "docs/report.md": "tests/docs/test_docs_pages.py",
     "docs/recalibration.md": "tests/docs/test_docs_pages.py",
+    "docs/stability.md": "tests/docs/test_docs_pages.py",
     "docs/relevance.md": "tests/harness/test_relevance_models.py",
 }
 
@@ -99,6 +100,12 @@ def test_recalibration_md(tmp_path):
     run_console(page("docs/recalibration.md"), work)
     doc = json.loads((work / "calibration.json").read_text(encoding="utf-8"))
     assert doc["schema"] == "laya-cases-calibration/1" and len(doc["apply"]["reliability"]["before"]) == 15
+
+
+@pytest.mark.slow
+def test_stability_md(tmp_path):
+    """stability, its gate, audit and relabel over recorded answers (no model)."""
+    run_console(page("docs/stability.md"), folder(tmp_path))
 
 
 def _policy_of(text: str, name: str) -> str:

@@ -57,7 +57,7 @@ class DeltaTables(LocalWarehouse):
 
     case_partition = run_entry = run_file = slice_set_partition = progress_entry = progress_file = _local_only
     slice_set_files = slice_set_file = case_files = _local_only
-    cases_dir = runs_dir = slice_sets_dir = staging_dir = progress_dir = property(_local_only)
+    cases_dir = runs_dir = slice_sets_dir = staging_dir = progress_dir = relabels_file = property(_local_only)
 
     # ------------------------------------------------------------------ reading
     def _own_directory(self) -> None:
