@@ -6,16 +6,18 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from laya_cases.run.options import parse_runner_options
+from laya_cases.runners.onnx_graph import runner_for
 
 
 def runner_options_from_flags(runner: Optional[str], pairs: Optional[Sequence[str]] = None, *,
                               onnx: Optional[str] = None, unclamped: bool = False,
                               subfolder: Optional[str] = None) -> Tuple[Optional[str], Dict[str, Any]]:
-    """(runner name, constructor options). --onnx PATH picks the onnx runner unless --runner names
-    one (--model is then the tokenizer source). Raises UsageError on a bad pair."""
+    """(runner name, constructor options). --onnx PATH picks the runner its graph is for unless
+    --runner names one: laya-onnx for a Laya checkpoint export (--model is the checkpoint), minilm-onnx
+    for an embedder export (--model is the tokenizer source). Raises UsageError on a bad pair or graph."""
     extra = parse_runner_options(pairs)
     if onnx is not None:
-        runner = runner or "onnx"
+        runner = runner or runner_for(str(onnx))
         extra["onnx"] = str(onnx)
     if unclamped:
         extra["unclamped"] = True
