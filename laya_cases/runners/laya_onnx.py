@@ -66,7 +66,8 @@ class LayaONNXRunner(LayaAgentRunner):
         return ONNXAgent(model, onnx_path=self.onnx, revision=revision, subfolder=subfolder)
 
     def _device(self) -> str:
-        return "cpu"
+        # ONNXAgent takes CUDA by itself where onnxruntime offers it; record what the session runs on.
+        return "cuda" if self.agent.session.get_providers()[0] == "CUDAExecutionProvider" else "cpu"
 
     def _dtype(self) -> str:
         return "int8 (dynamic)" if self._graph.quantized_ops else "float32"

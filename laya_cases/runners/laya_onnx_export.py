@@ -24,7 +24,9 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from laya_cases.core.errors import UsageError
 from laya_cases.core.identity import file_sha256
+from laya_cases.runners.laya_agent import LayaAgentRunner
 from laya_cases.runners.onnx_export import META_NAME, OPSET, QUANTIZATION, quantize
 from laya_cases.runners.onnx_graph import LAYA_INPUTS, LAYA_OUTPUTS
 
@@ -52,16 +54,23 @@ def export(checkpoint: str, out: str, int8: bool = False, subfolder: Optional[st
     """Write the export of `checkpoint` into `out` (created) and return what `export.json` records."""
     from importlib.metadata import version
 
+    if not LayaAgentRunner.accepts(checkpoint):     # before torch is imported
+        raise UsageError("--model %s: not a Laya checkpoint (a directory holding rl_agent_config.json, or a hub id)"
+                         % checkpoint)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
     from laya.agent import Agent
 
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")         # the Agent's temperature warning is about serving, not the graph
-        agent = Agent(checkpoint, device="cpu", subfolder=subfolder)
+        try:
+            agent = Agent(checkpoint, device="cpu", subfolder=subfolder)
+        except Exception as exc:                # nothing written yet: a usage error, exit 2
+            raise UsageError("--model %s cannot be loaded as a Laya checkpoint: %s: %s"
+                             % (checkpoint, type(exc).__name__, exc)) from None
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
     model = agent.model.float().eval()
     fp32 = out_dir / FP32_NAME
     fastpath = torch.backends.mha.get_fastpath_enabled()

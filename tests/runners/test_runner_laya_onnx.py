@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+import laya_cases_cli.commands  # noqa: F401  (registers every command)
 import laya_checkpoint
 from docs_blocks import run_console
 from helpers import ROOT
@@ -24,6 +26,7 @@ from laya_cases.report import build as R
 from laya_cases.run.flags import runner_options_from_flags
 from laya_cases.runners import onnx_graph, registry
 from laya_cases.store.warehouse import Warehouse
+from laya_cases_cli.app import app
 
 DATASET = ROOT / "data" / "support.jsonl"
 
@@ -147,3 +150,10 @@ def test_the_reference_scores_the_same_exports_the_same(page, capsys):
         codes[run_id] = code
         assert code == (1 if ours["overall"]["choice_accuracy"] < 0.4 else 0)
     assert codes["int8"] == 1                   # as our gated int8 run exits on the page
+
+
+@pytest.mark.slow             # the CLI command and its imports
+def test_export_of_what_is_not_a_checkpoint_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(app, ["export-onnx", "--model", str(tmp_path / "absent"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "not a Laya checkpoint" in result.stderr
+    assert not (tmp_path / "out").exists()
