@@ -74,9 +74,9 @@ def build_rows(harness: Harness) -> tuple:
 
 
 def _runner_options(opts: RunOptions) -> RunOptions:
-    """A Laya checkpoint answers with unrounded probabilities from its logits (S7.7)."""
+    """A Laya checkpoint answers with unrounded probabilities from its logits (S7.7), its ONNX export too."""
     name, _cls, _arg = registry.resolve(opts.model, opts.runner)
-    if name == "laya-agent" and "exact" not in opts.runner_options:
+    if name in ("laya-agent", "laya-onnx") and "exact" not in opts.runner_options:
         return dataclasses.replace(opts, runner_options=dict(opts.runner_options, exact=True))
     return opts
 
