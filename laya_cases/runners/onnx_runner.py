@@ -59,7 +59,8 @@ class ONNXRunner(EmbeddingRunner):
             onnx, model = model, None
         model = model or DEFAULT_TOKENIZER
         if not onnx:
-            raise UsageError("--onnx: the minilm-onnx runner needs the exported graph (laya-cases export-onnx --out DIR)")
+            raise UsageError("--onnx: the minilm-onnx runner needs the exported graph "
+                             "(laya-cases export-onnx --out DIR)")
         graph = onnx_graph.read(onnx)
         if not graph.is_embedder:
             raise UsageError("--onnx %s: not a MiniLM embedder export (no `embedding` output)%s"

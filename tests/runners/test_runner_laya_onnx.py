@@ -157,7 +157,8 @@ def test_the_reference_scores_the_same_exports_the_same(page, capsys):
 
 @pytest.mark.slow             # the CLI command and its imports
 def test_export_of_what_is_not_a_checkpoint_is_a_usage_error(tmp_path):
-    result = CliRunner().invoke(app, ["export-onnx", "--model", str(tmp_path / "absent"), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(app, ["export-onnx", "--model", str(tmp_path / "absent"),
+                                      "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "not a Laya checkpoint" in result.stderr
     assert not (tmp_path / "out").exists()
 
