@@ -51,7 +51,12 @@ class LayaONNXRunner(LayaAgentRunner):
         if (device or "cpu") != "cpu":
             raise UsageError("--device %s: the laya-onnx runner runs on cpu" % device)
         self.onnx, self._graph = str(onnx), graph
-        super().__init__(model, device="cpu", revision=revision, subfolder=subfolder, **options)
+        try:
+            super().__init__(model, device="cpu", revision=revision, subfolder=subfolder, **options)
+        except (OSError, ValueError) as exc:      # the checkpoint: missing, not cached, not a Laya one
+            raise UsageError("--model %s: the checkpoint %s was exported from (its config and tokenizer; default "
+                             "%s, as laya-evals) cannot be loaded: %s: %s"
+                             % (model, onnx, DEFAULT_MODEL, type(exc).__name__, exc)) from None
         import onnxruntime as ort
 
         meta = Path(onnx).parent / META_NAME

@@ -153,6 +153,9 @@ def test_the_reference_scores_the_same_exports_the_same(page, capsys):
         codes[run_id] = code
         assert code == (1 if ours["overall"]["choice_accuracy"] < 0.4 else 0)
     assert codes["int8"] == 1                   # as our gated int8 run exits on the page
+    # a checkpoint that does not load is named as the export's source: a usage error, before any row
+    with pytest.raises(UsageError, match="--model .*absent: the checkpoint .*laya.onnx was exported from"):
+        registry.load(str(page / "absent"), runner="laya-onnx", onnx=str(page / "ckpt-onnx" / "laya.onnx"))
 
 
 @pytest.mark.slow             # the CLI command and its imports
