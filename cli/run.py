@@ -114,6 +114,7 @@ def run_command(
       laya-cases run data/support.jsonl --slice language
       laya-cases run data/support.jsonl --model use-multilingual --view table
       laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx --run-id int8
+      laya-cases run data/support.jsonl --onnx ckpt-onnx/laya.int8.onnx --model ckpt
       laya-cases run data/support.jsonl --limit 4 -q       # a smoke run; prints the run id
     """
     from laya_cases_cli.progress import RowProgress
