@@ -1,5 +1,5 @@
-"""`laya-cases export-onnx`: the MiniLM embedder as ONNX (fp32, optionally INT8) for the onnx runner;
-`laya-cases export RUN --format harness` and `laya-cases import FILE`: a run as the MASSIVE harness
+"""`laya-cases export-onnx`: the MiniLM embedder or a Laya checkpoint as ONNX (fp32, optionally INT8),
+for `run --onnx`; `laya-cases export RUN --format harness` and `laya-cases import FILE`: a run as the MASSIVE harness
 JSON document (S7.7) and back (docs/massive.md), and other harnesses' logs as runs (docs/imports.md)."""
 from __future__ import annotations
 
@@ -83,28 +83,35 @@ def import_command(
         console.out(result.run_id)
 
 
-@app.command("export-onnx")
+@app.command("export-onnx", short_help="Export the MiniLM embedder or a Laya checkpoint to ONNX.")
 def export_onnx(
-    out: Path = typer.Option(..., "--out", metavar="DIR", help="Directory for model.onnx, tokenizer.json, export.json."),
-    int8: bool = typer.Option(False, "--int8", help="Also write model.int8.onnx (dynamic INT8, per-channel weights)."),
+    out: Path = typer.Option(..., "--out", metavar="DIR", help="Directory for the graph(s) and export.json."),
+    int8: bool = typer.Option(False, "--int8", help="Also write an INT8 copy (dynamic, per-channel weights)."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="CKPT", help="A Laya checkpoint directory or hub "
+                                        "id: export its decision model as laya.onnx, the graph laya's ONNXAgent "
+                                        "runs [default: the MiniLM embedder, model.onnx]."),
 ) -> None:
-    """Export the MiniLM embedder to ONNX, for `run --onnx`.
+    """Export the MiniLM embedder, or with --model a Laya checkpoint, to ONNX, for `run --onnx`.
 
-    Writes model.onnx (opset 17, pooling and L2 norm in the graph), tokenizer.json and export.json
-    (sources and SHA-256s) into --out, with --int8 also model.int8.onnx; prints the model and
-    tokenizer paths.
+    MiniLM: model.onnx (opset 17, pooling and L2 norm in the graph) and tokenizer.json. --model CKPT:
+    laya.onnx, the checkpoint's decision model with the inputs and outputs laya's ONNXAgent feeds
+    (scored with `run --onnx DIR/laya.onnx --model CKPT`). Both write export.json (sources and
+    SHA-256s), with --int8 also the INT8 copy; prints the files written.
 
     \b
     Examples:
       laya-cases export-onnx --out onnx --int8
       laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx
+      laya-cases export-onnx --model ckpt --out ckpt-onnx --int8
+      laya-cases run data/support.jsonl --onnx ckpt-onnx/laya.int8.onnx --model ckpt
     """
     if out.exists() and not out.is_dir():
         fail("--out %s exists and is not a directory" % out)
-    from laya_cases.runners.onnx_export import export
+    from laya_cases.runners import laya_onnx_export, onnx_export
 
     try:
-        meta = export(str(out), int8=int8)
+        meta = onnx_export.export(str(out), int8=int8) if model is None else \
+            laya_onnx_export.export(model, str(out), int8=int8)
     except OSError as exc:
         fail("cannot write the export to %s: %s" % (out, exc.strerror or exc))
     for name in meta["files"]:

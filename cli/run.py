@@ -52,6 +52,10 @@ def _with_rows(opts, rows: dict):
                                commit_every=rows["commit_every"], commit_seconds=rows["commit_seconds"], shard=shard)
 
 
+ONNX_HELP = ("Score with this exported ONNX graph (laya-cases export-onnx): a Laya checkpoint export goes through "
+             "laya's ONNXAgent, --model naming the checkpoint it came from; a MiniLM export through the "
+             "minilm-onnx runner, --model naming the tokenizer [minilm].")
+
 @app.command("run")
 @gate_options
 @report_options
@@ -79,8 +83,7 @@ def run_command(
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]."),
     runner: Optional[str] = typer.Option(None, "--runner", metavar="NAME", help="Pick the runner by name and "
                                          "give it --model as its model (e.g. --runner hf-generate --model smollm2)."),
-    onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help="Score with this exported ONNX graph "
-                                        "(laya-cases export-onnx); --model names the tokenizer source [minilm]."),
+    onnx: Optional[Path] = typer.Option(None, "--onnx", metavar="PATH", help=ONNX_HELP),
     unclamped: bool = typer.Option(False, "--unclamped", help="Laya checkpoints: use the raw bucket temperatures "
                                    "instead of the served, clamped ones."),
     subfolder: Optional[str] = typer.Option(None, "--subfolder", metavar="DIR", help="Laya checkpoints: the checkpoint's "
@@ -111,6 +114,7 @@ def run_command(
       laya-cases run data/support.jsonl --slice language
       laya-cases run data/support.jsonl --model use-multilingual --view table
       laya-cases run data/support.jsonl --onnx onnx/model.int8.onnx --run-id int8
+      laya-cases run data/support.jsonl --onnx ckpt-onnx/laya.int8.onnx --model ckpt
       laya-cases run data/support.jsonl --limit 4 -q       # a smoke run; prints the run id
     """
     from laya_cases_cli.progress import RowProgress

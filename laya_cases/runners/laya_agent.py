@@ -114,11 +114,10 @@ class LayaAgentRunner(Runner):
                  exact: bool = False, **options: Any) -> None:
         offline()                     # a hub id loads from the local cache only
         import laya
-        from laya.agent import Agent
 
         if options:
-            raise ValueError("laya-agent runner: unknown option(s) %s" % ", ".join(sorted(options)))
-        self.agent = Agent(model, device=device, revision=revision, subfolder=subfolder)
+            raise ValueError("%s runner: unknown option(s) %s" % (self.name, ", ".join(sorted(options))))
+        self.agent = self._load_agent(model, device=device, revision=revision, subfolder=subfolder)
         self.unclamped = bool(unclamped)
         self.exact = bool(exact)
         self.batch_size = batch_size
@@ -131,13 +130,13 @@ class LayaAgentRunner(Runner):
             agent.temperature = [unclamped_temperature(t) for t in agent.temperature_raw]
             agent.temperature_by_options = {k: unclamped_temperature(v)
                                             for k, v in agent.temperature_by_options_raw.items()}
-        dtype = str(agent.dtype).replace("torch.", "")
-        rule = ("laya Agent.predict_batch: softmax(option-marker logits / T_bucket), T_bucket = "
+        rule = ("laya %s.predict_batch: softmax(option-marker logits / T_bucket), T_bucket = "
                 "temperature_by_options[<type>:<size>] else temperature[type]; choice = argmax, "
                 "score = sum i*p_i, noul = P(true); temperatures %s"
-                % ("raw as shipped (--unclamped)" if self.unclamped else "clamped to [0.5, 5] as served"))
+                % (type(agent).__name__,
+                   "raw as shipped (--unclamped)" if self.unclamped else "clamped to [0.5, 5] as served"))
         self.info = RunnerInfo(
-            runner=self.name, model_id=model, revision=agent.revision, device=str(agent.device), dtype=dtype,
+            runner=self.name, model_id=model, revision=agent.revision, device=self._device(), dtype=self._dtype(),
             max_length=agent.cfg.get("max_len", 512),
             settings={
                 "subfolder": subfolder, "head_max_len": agent.cfg.get("head_max_len", 192),
@@ -150,6 +149,18 @@ class LayaAgentRunner(Runner):
                 "exact_probabilities": self.exact,
                 "decision_rule": rule,
             })
+
+    def _load_agent(self, model: str, device: str, revision: Optional[str], subfolder: Optional[str]) -> Any:
+        """The torch Agent; laya_onnx.py loads an ONNXAgent here and keeps everything else."""
+        from laya.agent import Agent
+
+        return Agent(model, device=device, revision=revision, subfolder=subfolder)
+
+    def _device(self) -> str:
+        return str(self.agent.device)
+
+    def _dtype(self) -> str:
+        return str(self.agent.dtype).replace("torch.", "")
 
     def _temperature(self, body: Dict[str, Any]) -> Tuple[str, float, float, float]:
         """(bucket, applied, clamped, unclamped) exactly as `Agent._decode_answers` looks the

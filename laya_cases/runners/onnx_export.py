@@ -29,6 +29,21 @@ INT8_NAME = "model.int8.onnx"
 META_NAME = "export.json"
 
 
+QUANTIZATION = "onnxruntime quantize_dynamic QInt8 per_channel, onnxruntime %s"
+
+
+def quantize(fp32: Path, int8: Path) -> None:
+    """The INT8 copy both exports write: dynamic quantisation, QInt8 weights, per-channel scales."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)      # "consider pre-processing": measured, not needed here
+    try:
+        quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        logging.disable(previous)
+
+
 def _pooled_module(encoder: Any) -> Any:
     import torch
 
@@ -85,20 +100,12 @@ def export(out: str, int8: bool = False) -> Dict[str, Any]:
     shutil.copy(src / "tokenizer.json", out_dir / "tokenizer.json")
     files = {FP32_NAME: file_sha256(fp32), "tokenizer.json": file_sha256(out_dir / "tokenizer.json")}
     if int8:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        previous = logging.root.manager.disable
-        logging.disable(logging.WARNING)      # "consider pre-processing": measured, not needed here
-        try:
-            quantize_dynamic(str(fp32), str(out_dir / INT8_NAME), weight_type=QuantType.QInt8, per_channel=True)
-        finally:
-            logging.disable(previous)
+        quantize(fp32, out_dir / INT8_NAME)
         files[INT8_NAME] = file_sha256(out_dir / INT8_NAME)
-    meta = {"model_id": MODEL_ID, "package": "%s %s" % (PACKAGE, version(PACKAGE)), "opset": OPSET,
-            "exporter": "torch.onnx.export(dynamo=False), torch %s" % torch.__version__,
+    meta = {"kind": "minilm embedder", "model_id": MODEL_ID, "package": "%s %s" % (PACKAGE, version(PACKAGE)),
+            "opset": OPSET, "exporter": "torch.onnx.export(dynamo=False), torch %s" % torch.__version__,
             "outputs": "embedding = L2-normalised mean pool over the attention mask",
-            "quantization": ({INT8_NAME: "onnxruntime quantize_dynamic QInt8 per_channel, onnxruntime %s"
-                              % version("onnxruntime")} if int8 else {}),
+            "quantization": {INT8_NAME: QUANTIZATION % version("onnxruntime")} if int8 else {},
             "files": files}
     (out_dir / META_NAME).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta

@@ -1,5 +1,8 @@
 """The MiniLM embedder from an ONNX export (`laya-cases export-onnx`): onnxruntime + tokenizers + numpy.
 
+Runner `minilm-onnx` (called `onnx` until a Laya checkpoint's export got its own runner, laya_onnx.py):
+`--onnx PATH` picks it when the graph is an embedder export (onnx_graph.py).
+
 `onnx` is the exported graph (fp32 `model.onnx` or the INT8 `model.int8.onnx`); `model` names where
 the tokenizer comes from: `minilm` (the default: the packaged all-MiniLM-L6-v2) or a directory with a
 `tokenizer.json`. A `--model` ending in `.onnx` is taken as the graph itself, with the default
@@ -17,13 +20,13 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from laya_cases.core.errors import UsageError
+from laya_cases.runners import onnx_graph
 from laya_cases.runners.base import Capabilities, RunnerInfo
 from laya_cases.runners.embedding import RULE, STATE_RENDERING, EmbeddingRunner
 from laya_cases.core.identity import file_sha256
 from laya_cases.runners.minilm import MAX_LENGTH, MODEL_ID
 
 DEFAULT_TOKENIZER = "minilm"
-_QUANT_OPS = {"DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul", "DequantizeLinear"}
 
 
 def _tokenizer_file(model: str) -> Path:
@@ -39,12 +42,13 @@ def _tokenizer_file(model: str) -> Path:
 
 
 class ONNXRunner(EmbeddingRunner):
-    name = "onnx"
+    name = onnx_graph.EMBEDDER_RUNNER
     capabilities = Capabilities(devices=("cpu",), sort_by_length=True)
 
     @classmethod
     def accepts(cls, model: str) -> bool:
-        return isinstance(model, str) and model.endswith(".onnx") and os.path.isfile(model)
+        return (isinstance(model, str) and model.endswith(".onnx") and os.path.isfile(model)
+                and onnx_graph.read(model).is_embedder)
 
     def __init__(self, model: Optional[str] = None, onnx: Optional[str] = None, device: Optional[str] = None,
                  revision: Optional[str] = None, batch_size: Optional[int] = None, threads: Optional[int] = None,
@@ -55,13 +59,15 @@ class ONNXRunner(EmbeddingRunner):
             onnx, model = model, None
         model = model or DEFAULT_TOKENIZER
         if not onnx:
-            raise UsageError("--onnx: the onnx runner needs the exported graph (laya-cases export-onnx --out DIR)")
-        if not os.path.isfile(onnx):
-            raise UsageError("--onnx %s: no such file" % onnx)
+            raise UsageError("--onnx: the minilm-onnx runner needs the exported graph "
+                             "(laya-cases export-onnx --out DIR)")
+        graph = onnx_graph.read(onnx)
+        if not graph.is_embedder:
+            raise UsageError("--onnx %s: not a MiniLM embedder export (no `embedding` output)%s"
+                             % (onnx, "; it is a Laya checkpoint export: --runner laya-onnx" if graph.is_laya else ""))
         self._no_revision(revision, "loads a local file")
         if (device or "cpu") != "cpu":
-            raise UsageError("--device %s: the onnx runner runs on cpu" % device)
-        import onnx as onnx_lib
+            raise UsageError("--device %s: the minilm-onnx runner runs on cpu" % device)
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -77,8 +83,7 @@ class ONNXRunner(EmbeddingRunner):
             opts.intra_op_num_threads = int(threads)
         self.session = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
-        graph = onnx_lib.load(str(onnx), load_external_data=False).graph
-        quantized = sorted({n.op_type for n in graph.node} & _QUANT_OPS)
+        quantized = list(graph.quantized_ops)
         if batch_size:
             self.encode_batch_size = int(batch_size)
         meta_path = Path(onnx).parent / "export.json"

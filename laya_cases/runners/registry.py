@@ -38,13 +38,18 @@ def unregister(name: str) -> None:
     _registered.pop(name, None)
 
 
+#: Runner names that were split or renamed: asked for, they say what to use instead.
+RENAMED = {"onnx": "runner 'onnx' is now two: 'minilm-onnx' (a MiniLM embedder export) and 'laya-onnx' (a Laya "
+                   "checkpoint export, scored through laya's ONNXAgent); `--onnx PATH` picks the one the graph is"}
+
+
 def get_class(name: str) -> Type[Runner]:
     if name in _registered:
         return _registered[name]
     if name not in _loaded:
         ep = _entry_points().get(name)
         if ep is None:
-            raise UsageError(unknown_model(name))
+            raise UsageError(RENAMED.get(name) or unknown_model(name))
         try:
             _loaded[name] = ep.load()
         except Exception as exc:        # a broken plugin is the user's environment: one line, exit 2

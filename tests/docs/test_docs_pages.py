@@ -33,6 +33,7 @@ RUN_BY = {
     "docs/recalibration.md": "tests/docs/test_docs_pages.py",
     "docs/stability.md": "tests/docs/test_docs_pages.py",
     "docs/relevance.md": "tests/harness/test_relevance_models.py",
+    "docs/runners.md": "tests/runners/test_runner_laya_onnx.py",
 }
 
 

@@ -91,7 +91,7 @@ def test_fp32_onnx_matches_torch_minilm(store, export_dir, torch_runner):
     assert np.abs(fp32._embed(texts) - torch_runner._embed(texts)).max() < 1e-5
     run = connect(store).execute("SELECT runner, model_id, settings_json FROM runs WHERE run_id = 'fp32'").fetchone()
     settings = json.loads(run[2])
-    assert run[:2] == ("onnx", "sentence-transformers/all-MiniLM-L6-v2")
+    assert run[:2] == ("minilm-onnx", "sentence-transformers/all-MiniLM-L6-v2")
     assert settings["decision_rule"] == json.loads(connect(store).execute(
         "SELECT settings_json FROM runs WHERE run_id = 'torch'").fetchone()[0])["decision_rule"]
     assert settings["quantized_ops"] == [] and settings["dtype"] == "float32"
