@@ -30,7 +30,8 @@ def runner_options_from_flags(runner: Optional[str], pairs: Optional[Sequence[st
 
 def exact_laya(opts: RunOptions) -> RunOptions:
     """A Laya checkpoint (or its ONNX export) answers with unrounded probabilities from its logits (the
-    `exact` option), as the research harnesses score (S7.7); any other runner, or an `exact` given explicitly, is left as it is."""
+    `exact` option), as the research harnesses score (S7.7); any other runner, or an `exact` given explicitly, is left as
+    it is."""
     name, _cls, _arg = registry.resolve(opts.model, opts.runner)
     if name in ("laya-agent", "laya-onnx") and "exact" not in opts.runner_options:
         return dataclasses.replace(opts, runner_options=dict(opts.runner_options, exact=True))
