@@ -372,7 +372,7 @@ def test_import_of_a_reference_document_is_queryable(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda d: d["cases"][1].pop("lang"), "cases[1] field 'lang' must be a str"),
+    (lambda d: d["cases"][1].update(lang=5), "cases[1] field 'lang' must be a str"),
     (lambda d: d["cases"][2].update(gold_index=7), "cases[2] field 'gold_index' is outside the 3 options"),
     (lambda d: d["cases"][0].update(confidence="high", probability=None), "cases[0] field 'confidence'"),
     (lambda d: d.update(cases=[]), "is not a harness document"),

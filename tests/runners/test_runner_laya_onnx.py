@@ -167,10 +167,10 @@ def test_export_of_what_is_not_a_checkpoint_is_a_usage_error(tmp_path):
 
 
 def test_massive_asks_the_onnx_export_for_unrounded_probabilities_as_it_asks_the_checkpoint():
-    from laya_cases.harness.massive.harness import _runner_options
+    from laya_cases.run.flags import exact_laya
     from laya_cases.run.options import RunOptions
 
     for runner in ("laya-agent", "laya-onnx"):
         opts = RunOptions(dataset="massive", model="ckpt", runner=runner, runner_options={"onnx": "laya.onnx"})
-        assert _runner_options(opts).runner_options == {"onnx": "laya.onnx", "exact": True}
-    assert "exact" not in _runner_options(RunOptions(dataset="massive", runner="minilm-onnx")).runner_options
+        assert exact_laya(opts).runner_options == {"onnx": "laya.onnx", "exact": True}
+    assert "exact" not in exact_laya(RunOptions(dataset="massive", runner="minilm-onnx")).runner_options
