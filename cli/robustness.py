@@ -83,7 +83,7 @@ def robustness_command(
     Examples:
       laya-cases massive dataset en-US --rows 200 --out en.jsonl --data shared/data/massive/test
       laya-cases robustness en.jsonl --model minilm --run-id rob-en --json rob-en.json
-      laya-cases robustness --model ckpt/ --langs en,de --per-lang 100 --n-opts 20 --data DIR --out rob.json
+      laya-cases robustness --model ckpt/ --langs en,de --per-lang 100 --data DIR --out rob.json
       laya-cases robustness --run rob-en --gate-policy robustness-policy.json
     """
     from laya_cases.core.errors import UsageError
