@@ -59,7 +59,8 @@ def queue(wh, run_ids: Sequence[str], *, top: int = 20, min_agree: int = 2,
     try:
         if relabels:
             apply_relabels(wh, con)
-        rows = S.rows(S.query(con, "audit/queue.sql", {"runs": run_ids, "min_agree": min_agree, "top": top}))
+        S.materialize(con, "stability/case_runs.sql", "stability_case_runs", {"runs": run_ids})
+        rows = S.rows(S.query(con, "audit/queue.sql", {"min_agree": min_agree, "top": top}))
     finally:
         con.close()
     cases = [dict(r, expected=_json(r.pop("expected_json"))) for r in rows]

@@ -1,9 +1,8 @@
 -- query: audit_queue -- cases whose gold label is most likely wrong: many runs wrong on one other label, confidently
 -- spec: S2.9 (correctness), S5.2 (runs of one labelled dataset: case_id joins them); a laya-cases extension
 -- grain: one row per case that at least $min_agree runs got wrong with the same predicted label
--- input: cases
--- params: runs, min_agree, top (the run ids in the order named; how many runs must agree on the wrong
---         label; how many rows to return at most)
+-- input: stability_case_runs (sql/stability/case_runs.sql: the runs named, case by case)
+-- params: min_agree, top (how many runs must agree on the wrong label; how many rows to return at most)
 -- output: rank, case_id, row_index, line_no, qid, language_key, expected_json, suggested (the wrong label
 --         most runs agree on; ties: the higher mean confidence, then the smaller text), n_runs (runs that
 --         scored the case), n_wrong, n_agree (runs predicting the suggested label), agree_share (n_agree /
@@ -13,12 +12,8 @@
 -- why: a label that many independent models contradict with one voice and high confidence is the likeliest
 --      to be wrong; the counts behind each score are in the row so a reviewer can weigh it. Order: score,
 --      then more agreeing runs, more runs, then dataset position.
-WITH named AS (
-    SELECT CAST($runs[i] AS VARCHAR) AS run_id, CAST(i AS INTEGER) AS run_index
-    FROM range(1, len($runs) + 1) AS t(i)
-),
-seen AS (
-    SELECT c.*, n.run_index FROM cases c JOIN named n ON c.run_id = n.run_id
+WITH seen AS (               -- a run without the case (absent, failed) has a null correct and predicted
+    SELECT * FROM stability_case_runs
 ),
 keys AS (
     SELECT DISTINCT ON (case_id) case_id, row_index, line_no, qid_pos, qid, language_key, expected_json
