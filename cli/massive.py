@@ -34,7 +34,8 @@ def dataset_command(
     skip: int = typer.Option(0, "--skip", metavar="N", help="Leave out the first N rows (still sampled, so a "
                              "row gets the options it has in a longer dataset): --skip 500 --rows 500 is rows "
                              "501-1000."),
-    options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included."),
+    options: int = typer.Option(20, "--options", metavar="K", help="Options per row, gold included; 0: every intent "
+                                 "in sorted order, the same question on every row (rows batch)."),
     seed: int = typer.Option(13, "--seed", metavar="S", help="Sampling seed (a fresh random.Random(seed) per locale)."),
     out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write the dataset (JSON Lines)."),
     source: Optional[Path] = typer.Option(None, "--source", "--data", metavar="PATH",
@@ -54,8 +55,8 @@ def dataset_command(
 
     if rows is not None and rows < 0:
         raise UsageError("--rows must be >= 0, got %d" % rows)
-    if options < 1:
-        raise UsageError("--options must be >= 1, got %d" % options)
+    if options < 0:
+        raise UsageError("--options must be >= 0 (0: every intent), got %d" % options)
     if skip < 0:
         raise UsageError("--skip must be >= 0, got %d" % skip)
     try:

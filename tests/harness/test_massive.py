@@ -102,6 +102,17 @@ def test_skip_keeps_the_sampling_stream():
                                                                                               n_opts=4)[10:]
 
 
+def test_options_zero_offers_every_label_sorted_on_every_row():
+    """n_opts = 0: no draw, every row asks the one question (all labels in sorted order), so rows batch."""
+    records = [{"id": str(i), "text": "text %d" % i, "label": "l%d" % ((i * 5) % 7)} for i in range(12)]
+    rows = sampler.sample_rows(records, "en", None, n_opts=0)
+    assert {json.dumps(r["questions"], sort_keys=True) for r in rows} == {json.dumps(rows[0]["questions"],
+                                                                                     sort_keys=True)}
+    assert list(rows[0]["questions"]["intent"]["criteria"]) == ["l%d" % i for i in range(7)]
+    assert [r["expected"]["intent"] for r in rows] == [r["label"] for r in records]
+    assert sampler.sample_rows(records, "en", 5, n_opts=0, skip=5) == rows[5:10]
+
+
 def test_language_codes_are_the_references_short_codes():
     assert data.code_of("en-US") == data.code_of("EN") == "en"
     assert data.code_of("zh-cn") == "zh-CN" and data.code_of("zh-TW") == "zh-TW"

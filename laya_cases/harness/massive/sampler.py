@@ -4,6 +4,8 @@ Per locale: labels = the distinct labels of the locale's whole test file, sorted
 fresh `random.Random(seed)` draws, for each of the first `rows` rows in file order, keys = [gold] +
 rng.sample(pool, min(n_opts - 1, |pool|)) with pool = labels without gold (sorted order kept),
 then rng.shuffle(keys). The option text of a key is the key with `_` -> space, then `.` -> `: `.
+With n_opts = 0 nothing is drawn: every row offers all the labels in sorted order, so every row of a
+locale asks the same question and a runner can take many rows in one call (`run --batch-size`).
 
 Rows are read through `laya_cases.harness.massive.data` (Hugging Face `datasets`: a local folder or the Hub);
 each dataset row carries `language` (the short code, en, de, zh-CN) and `item_id` (the MASSIVE id,
@@ -37,7 +39,10 @@ def read_locale(path: Path) -> List[Dict[str, Any]]:
 
 
 def sample_keys(labels: List[str], golds: List[str], n_opts: int = N_OPTS, seed: int = SEED) -> List[List[str]]:
-    """The option keys of each row, in presented order (S7.2); one rng stream over the rows."""
+    """The option keys of each row, in presented order (S7.2); one rng stream over the rows.
+    n_opts = 0: every label, sorted, on every row (no draw)."""
+    if n_opts == 0:
+        return [list(labels) for _ in golds]
     rng = random.Random(seed)
     out = []
     for gold in golds:
