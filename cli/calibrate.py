@@ -12,13 +12,6 @@ from laya_cases_cli import console
 from laya_cases_cli.app import app, warehouse_of, write_text
 from laya_cases_cli.options import WAREHOUSE
 
-#: (document key, printed name) of the before/after table, in print order
-_METRICS = [("accuracy", "accuracy"), ("mean_confidence", "mean_confidence"), ("ece", "ece"),
-            ("ece_equal_mass", "ece_equal_mass"), ("ece_classwise", "ece_classwise"), ("brier", "brier"),
-            ("nll", "nll"), ("selective_accuracy_50", "selective_accuracy@50"),
-            ("selective_accuracy_80", "selective_accuracy@80")]
-
-
 def _num(value: Any) -> str:
     return "-" if value is None else "%.4f" % value
 
@@ -33,6 +26,8 @@ def _fit_line(row: Dict[str, Any]) -> str:
 
 
 def text(doc: Dict[str, Any]) -> List[str]:
+    from laya_cases.report.calibration import METRICS
+
     fit, scored = doc["fit"], doc["apply"]
     lines = ["fit    run %s: %d of %d paired case(s) usable" % (doc["fit_run"], fit["cases"]["usable"],
                                                                  fit["cases"]["paired"])]
@@ -43,7 +38,7 @@ def text(doc: Dict[str, Any]) -> List[str]:
         how = ("platt" if r["fitted_on"] == "platt" else "T=%.4f from %s" % (r["temperature"], r["fitted_on"]))
         lines.append("  %-12s %-6s %s" % (r["bucket"], r["answer_type"], how))
     lines.append("%-22s %8s %8s %8s" % ("metric", "before", "after", "change"))
-    for key, name in _METRICS:
+    for key, name in METRICS:
         a, b = scored["before"][key], scored["after"][key]
         change = "-" if a is None or b is None else "%+.4f" % (b - a)
         lines.append("%-22s %8s %8s %8s" % (name, _num(a), _num(b), change))
@@ -66,6 +61,8 @@ def calibrate_command(
                                "move the 0.5 cut, so noul accuracy can change."),
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the whole document (the "
                                             "fit, before/after numbers, both reliability tables) as JSON here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the same tables as one "
+                                            "self-contained HTML file here (no script)."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Recalibrate on a held-out run: fit temperature scaling on DEV (one temperature per Laya
@@ -76,7 +73,7 @@ def calibrate_command(
     \b
     Examples:
       laya-cases calibrate --fit dev --apply test
-      laya-cases calibrate --fit dev --apply test --platt --json calibration.json
+      laya-cases calibrate --fit dev --apply test --platt --json calibration.json --html calibration.html
     """
     from laya_cases.report import calibration as C
 
@@ -84,3 +81,6 @@ def calibrate_command(
     for line in text(doc):
         console.out(line)
     write_text(json_out, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n", "JSON")
+    if html_out is not None:
+        from laya_cases.views.html.runset_view import calibration_html
+        write_text(html_out, calibration_html(doc), "calibration HTML")

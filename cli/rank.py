@@ -23,6 +23,8 @@ def rank(
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the ranks as JSON here."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
                                                 help="Write the ranks as Markdown tables here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the ranks as one "
+                                            "self-contained HTML file here (no script)."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Rank runs of one dataset per metric: which model is better, and which are tied?
@@ -36,7 +38,7 @@ def rank(
     \b
     Examples:
       laya-cases rank minilm int8 use --by language
-      laya-cases rank a b c --bootstrap 2000 --json ranks.json
+      laya-cases rank a b c --bootstrap 2000 --json ranks.json --html ranks.html
     """
     from laya_cases.report import rank as K
     from laya_cases_cli.progress import StepProgress
@@ -53,3 +55,6 @@ def rank(
     if json_out is not None:
         write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "rank")
     write_text(markdown_out, K.markdown(doc), "rank markdown")
+    if html_out is not None:
+        from laya_cases.views.html.runset_view import rank_html
+        write_text(html_out, rank_html(doc), "rank HTML")

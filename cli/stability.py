@@ -28,6 +28,8 @@ def stability(
     show: int = typer.Option(10, "--show", metavar="N", help="Print the first N unstable cases."),
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the stability document "
                                             "as JSON here (every unstable case)."),
+    html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the tables as one "
+                                            "self-contained HTML file here (no script)."),
     max_unstable_rate: Optional[str] = typer.Option(None, "--max-unstable-rate", metavar="R", help="Fail (exit 1) "
                                                     "when more than R of the compared cases are unstable."),
     relabels: bool = RELABELS,
@@ -46,6 +48,7 @@ def stability(
     Examples:
       laya-cases stability base seed1 seed2 --by language
       laya-cases stability base int8 --max-unstable-rate 0.05 --json stability.json
+      laya-cases stability base seed1 seed2 --html stability.html
     """
     from laya_cases.report import stability as T
 
@@ -72,6 +75,9 @@ def stability(
                                    color).rstrip("\n"))
     if json_out is not None:
         write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "stability")
+    if html_out is not None:
+        from laya_cases.views.html.runset_view import stability_html
+        write_text(html_out, stability_html(doc), "stability HTML")
     finish(doc["gate"]["failures"])
 
 
@@ -85,6 +91,8 @@ def audit(
     csv_out: Optional[Path] = typer.Option(None, "--csv", metavar="FILE", help="Write the queue as CSV here, with "
                                            "empty accept and note columns for a reviewer."),
     json_out: Optional[Path] = typer.Option(None, "--json", metavar="FILE", help="Write the queue as JSON here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the queue as one "
+                                            "self-contained HTML file here (no script)."),
     relabels: bool = RELABELS,
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
@@ -103,18 +111,15 @@ def audit(
     ids = [r for item in runs for r in item.split(",") if r]
     doc = A.queue(warehouse_of(warehouse), ids, top=top, min_agree=min_agree, relabels=relabels)
     width, color = console.terminal()
-    console.out("%d case(s) that %d or more of %d runs got wrong with the same label%s" % (
-        len(doc["cases"]), min_agree, len(ids), " (relabels applied)" if relabels else ""))
+    console.out(A.header(doc))
     if doc["cases"]:
-        rows = [[c["rank"], c["row_index"], c["line_no"], c["qid"], json.dumps(c["expected"], ensure_ascii=False),
-                 c["suggested"], c["score"], "%d/%d" % (c["n_agree"], c["n_runs"]), c["mean_confidence"]]
-                for c in doc["cases"]]
-        console.out(console.render([console.result_table(
-            ("rank", "row", "line", "qid", "expected", "suggested", "score", "agree", "confidence"), rows)],
-            width, color).rstrip("\n"))
+        console.out(console.render([console.result_table(A.COLUMNS, A.table_rows(doc))], width, color).rstrip("\n"))
     write_text(csv_out, A.to_csv(doc), "audit CSV")
     if json_out is not None:
         write_text(json_out, json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "audit")
+    if html_out is not None:
+        from laya_cases.views.html.runset_view import audit_html
+        write_text(html_out, audit_html(doc), "audit HTML")
 
 
 @app.command(short_help="Record a corrected gold label (never edits a run).")

@@ -67,16 +67,38 @@ def queue(wh, run_ids: Sequence[str], *, top: int = 20, min_agree: int = 2,
     return {"runs": run_ids, "top": top, "min_agree": min_agree, "relabels": relabels, "cases": cases}
 
 
+#: the terminal's and the HTML page's columns of the queue
+COLUMNS = ("rank", "row", "line", "qid", "expected", "suggested", "score", "agree", "confidence")
+
+
+def table_rows(doc: Dict[str, Any]) -> List[List[Any]]:
+    """The queue as the columns of COLUMNS (the expected label as its JSON, agreement as k/n)."""
+    return [[c["rank"], c["row_index"], c["line_no"], c["qid"], json.dumps(c["expected"], ensure_ascii=False),
+             c["suggested"], c["score"], "%d/%d" % (c["n_agree"], c["n_runs"]), c["mean_confidence"]]
+            for c in doc["cases"]]
+
+
+def header(doc: Dict[str, Any]) -> str:
+    return "%d case(s) that %d or more of %d runs got wrong with the same label%s" % (
+        len(doc["cases"]), doc["min_agree"], len(doc["runs"]), " (relabels applied)" if doc["relabels"] else "")
+
+
+def review_rows(doc: Dict[str, Any]) -> List[List[Any]]:
+    """The queue as the CSV's columns before `accept` and `note` (numbers as numbers; the CSV and the
+    HTML page both show these)."""
+    return [[c["rank"], c["row_index"], c["line_no"], c["qid"], c["language_key"] or "",
+             json.dumps(c["expected"], ensure_ascii=False), c["suggested"], c["score"], c["n_runs"], c["n_wrong"],
+             c["n_agree"], c["agree_share"], c["n_confident"], c["mean_confidence"], " ".join(c["agreeing_runs"]),
+             c["case_id"]] for c in doc["cases"]]
+
+
 def to_csv(doc: Dict[str, Any]) -> str:
     """The queue for a reviewer: one row per case, with empty `accept` and `note` columns to fill in."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for c in doc["cases"]:
-        writer.writerow([c["rank"], c["row_index"], c["line_no"], c["qid"], c["language_key"] or "",
-                         json.dumps(c["expected"], ensure_ascii=False), c["suggested"], _num(c["score"]),
-                         c["n_runs"], c["n_wrong"], c["n_agree"], _num(c["agree_share"]), c["n_confident"],
-                         _num(c["mean_confidence"]), " ".join(c["agreeing_runs"]), c["case_id"], "", ""])
+    for row in review_rows(doc):
+        writer.writerow([_num(v) if isinstance(v, float) or v is None else v for v in row] + ["", ""])
     return out.getvalue()
 
 

@@ -31,6 +31,11 @@ from laya_cases.query import sql as S
 SCHEMA = "laya-cases-calibration/1"
 T_MIN, T_MAX = 0.01, 100.0
 POOLED = "all"
+#: (document key, printed name) of the before/after table, in print order (terminal and HTML)
+METRICS = [("accuracy", "accuracy"), ("mean_confidence", "mean_confidence"), ("ece", "ece"),
+           ("ece_equal_mass", "ece_equal_mass"), ("ece_classwise", "ece_classwise"), ("brier", "brier"),
+           ("nll", "nll"), ("selective_accuracy_50", "selective_accuracy@50"),
+           ("selective_accuracy_80", "selective_accuracy@80")]
 
 
 # ---------------------------------------------------------------------------- the fit (numpy)
