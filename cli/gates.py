@@ -152,6 +152,9 @@ def diff(
     margin: Optional[str] = typer.Option(None, "--margin", metavar="T",
                                          help="The accuracy change that matters: a delta whose 95% interval reaches "
                                          "both -T and +T is \"insufficient evidence\" (never a failure)."),
+    reruns: Optional[List[str]] = typer.Option(None, "--reruns", metavar="RUN", help="Reruns of A's dataset "
+                                               "(another seed, batch size, a quantized copy; repeat or separate by "
+                                               "commas): read the delta against their case-by-case noise."),
     engine: str = _ENGINE["engine"],
     spark_master: Optional[str] = _ENGINE["spark_master"],
     warehouse: Optional[Path] = WAREHOUSE,
@@ -164,8 +167,9 @@ def diff(
     groups tested), the confidence shift and changed gold labels.
 
     \b
-    Example:
+    Examples:
       laya-cases diff base int8 --by language --show 5
+      laya-cases diff base int8 --reruns base,seed1,seed2
     """
     from laya_cases.harness.diff_blocks import DIFF_BLOCKS
     from laya_cases.report.diff import diff as do_diff, markdown, text_lines
@@ -178,7 +182,7 @@ def diff(
     with StepProgress() as bars:              # a bar on a terminal's stderr, gone before anything is printed
         result = do_diff(warehouse_of(warehouse), run_a, run_b, by=by, bootstrap=bootstrap, seed=seed,
                          max_flip_rate=bound, margin=width, engine=check_engine(engine), master=spark_master, blocks=DIFF_BLOCKS,
-                         phase=bars.phases("diff"))
+                         phase=bars.phases("diff"), reruns=[r for item in reruns or () for r in item.split(",") if r])
     for line in text_lines(result, show, DIFF_BLOCKS):
         console.out(line)
     if json_out is not None:

@@ -27,6 +27,8 @@ from laya_cases.core.errors import UsageError
 from laya_cases.query import catalogue, engines
 from laya_cases.query import sql as sqlfiles
 from laya_cases.query.resample import quantile_levels, replicate_batches
+from laya_cases.report import runset
+from laya_cases.report import stability as reruns_of
 
 SCHEMA = "laya-cases-diff/1"
 DIMENSIONS = ("language", "model", "qid", "tag")
@@ -69,15 +71,21 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
          max_flip_rate: Optional[float] = None, margin: Optional[float] = None, engine: str = "duckdb",
          master: Optional[str] = None,
          blocks: Sequence[DiffBlock] = (),
-         phase: Optional[Callable[[int, int, str], None]] = None) -> Dict[str, Any]:
+         phase: Optional[Callable[[int, int, str], None]] = None,
+         reruns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """Compare run B against run A case by case; returns the diff document (see module docstring).
     `engine`, `master`: the engine that runs the SQL (query/engines, docs/scale.md); `blocks`: the
     benchmarks' own sections, each present when both runs are of its kind; `phase(done, total, step)`
     is called before each step (the command's progress bar); `margin`: the accuracy change that
-    matters, which turns on the insufficient-evidence verdict."""
+    matters, which turns on the insufficient-evidence verdict; `reruns`: two or more reruns of A's
+    dataset (another seed, batch size, a quantized copy) whose case-by-case noise the delta is read
+    against (`rerun_noise`)."""
     _check(by, bootstrap, seed, max_flip_rate, margin)
     wh.require_run(run_a)
     wh.require_run(run_b)
+    if reruns:
+        runset.named(list(reruns), "diff --reruns")
+        runset.same_dataset(wh, [run_a] + list(reruns), "diff --reruns")
     steps = ["compare/diff_slices.sql", "compare/diff_replicates.sql", "bootstrap/intervals.sql",
              "compare/diff_flips.sql"] + ["%s block" % b.name for b in blocks]
     step = _stepper(phase, steps)
@@ -120,7 +128,34 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
         value = block.compute(wh, con, run_a, run_b)
         if value is not None:
             result[block.name] = value
+    if reruns:
+        result["rerun_noise"] = rerun_noise(wh, list(reruns), result)
     return result
+
+
+def rerun_noise(wh, reruns: List[str], d: Dict[str, Any]) -> Dict[str, Any]:
+    """The delta against rerun noise: `delta_noise` of the reruns' stability summary (sql/stability/
+    summary.sql: half the 95% range of the accuracy delta between two independent reruns), overall and
+    per group of the diff's --by, and whether |delta| is within it (None where either is missing)."""
+    doc = reruns_of.stability(wh, reruns, by=d["by"])
+
+    def verdict(entry: Optional[Dict[str, Any]], delta: Optional[float]) -> Dict[str, Any]:
+        band = None if entry is None else entry["delta_noise"]
+        return {"compared": None if entry is None else entry["compared"],
+                "unstable_rate": None if entry is None else entry["unstable_rate"], "band": band,
+                "within": None if band is None or delta is None else abs(delta) <= band}
+
+    by = d["by"]
+    groups = {key: verdict((doc["slices"].get(by) or {}).get(key), g["delta"])
+              for key, g in d["slices"].get(by, {}).items()} if by else {}
+    return {"runs": reruns, "overall": verdict(doc["overall"], d["delta"]), "slices": {by: groups} if by else {}}
+
+
+def _noise(n: Dict[str, Any]) -> str:
+    if n["band"] is None:
+        return "no compared case"
+    return "+/-%.4f (%s)" % (n["band"], "no delta" if n["within"] is None else
+                             "the delta is within it" if n["within"] else "the delta is beyond it")
 
 
 #: Draws per batch of replicates: the batch's (replicate, row, m) table and its join stay ~100 MB at any B.
@@ -216,6 +251,10 @@ def text_lines(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = 
     ]
     if d.get("margin") is not None:
         lines.append("evidence    %s at margin %.4f" % (_evidence(d["insufficient_evidence"]), d["margin"]))
+    if "rerun_noise" in d:
+        noise = d["rerun_noise"]
+        lines.append("rerun noise %s, 95%% of a delta between two of %d reruns (%s)" % (
+            _noise(noise["overall"]), len(noise["runs"]), ", ".join(noise["runs"])))
     if d["label_changed"]:
         lines.append("label drift %d case(s) have a different gold label in B" % d["label_changed"])
     for direction, title in (("right_to_wrong", "right->wrong"), ("wrong_to_right", "wrong->right")):
@@ -234,7 +273,8 @@ def text_lines(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = 
             lines.append("  %s=%s  n=%d A=%s B=%s delta=%s CI %s r->w=%d w->r=%d p=%.4g holm=%s bh=%s%s" % (
                 dim, key, g["paired"], _f(g["accuracy_a"]), _f(g["accuracy_b"]), _f(g["delta"], "%+.4f"),
                 _ci(g["ci95"]), g["right_to_wrong"], g["wrong_to_right"], g["mcnemar_p"], _f(g["holm_p"], "%.4g"),
-                _f(g["bh_p"], "%.4g"), "  insufficient evidence" if g["insufficient_evidence"] else ""))
+                _f(g["bh_p"], "%.4g"), "  insufficient evidence" if g["insufficient_evidence"] else "")
+                + ("" if "rerun_noise" not in d else "  rerun noise %s" % _noise(d["rerun_noise"]["slices"][dim][key])))
     for block in blocks:
         if block.name in d:
             lines += block.text_lines(d[block.name])
@@ -260,6 +300,9 @@ def markdown(d: Dict[str, Any], show: int = 10, blocks: Sequence[DiffBlock] = ()
     margin = d.get("margin")
     if margin is not None:
         lines.append("| evidence at margin %.4f | %s |" % (margin, _evidence(d["insufficient_evidence"])))
+    if "rerun_noise" in d:
+        lines.append("| rerun noise (95%%, %d reruns) | %s |" % (len(d["rerun_noise"]["runs"]),
+                                                              _noise(d["rerun_noise"]["overall"])))
     for dim, groups in d["slices"].items():
         lines += ["", "### by %s" % dim, "",
                   "| %s | n | accuracy A | accuracy B | delta | 95%% CI | right -> wrong | wrong -> right | McNemar p "

@@ -21,7 +21,7 @@ TABLES = ("stability/case_runs.sql", "stability/cases.sql", "stability/slice_cas
           "stability/run_accuracy.sql")
 SUMMARY_KEYS = ("cases", "compared", "unstable", "unstable_rate", "disagreeing", "failed_cases", "mean_agreement",
                 "accuracy_mean", "accuracy_sd", "expected_low", "expected_high", "accuracy_floor",
-                "accuracy_ceiling", "run_min", "run_max")
+                "accuracy_ceiling", "run_min", "run_max", "delta_noise")
 
 
 def check_rate(max_unstable_rate: Optional[float]) -> None:

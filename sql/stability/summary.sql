@@ -11,7 +11,9 @@
 --         its spread if each case were right with probability p_correct, independently), expected_low,
 --         expected_high (accuracy_mean -/+ 1.96 accuracy_sd, within [0, 1]), accuracy_floor (share of
 --         compared cases every run got right), accuracy_ceiling (share some run got right), run_min,
---         run_max (the lowest and highest accuracy a run showed over the compared cases it scored)
+--         run_max (the lowest and highest accuracy a run showed over the compared cases it scored),
+--         delta_noise (1.96 sqrt(2 sum p(1-p)) / compared: half the 95% range of the accuracy delta between
+--         two independent reruns, each case right with probability p_correct in each; `diff --reruns`)
 -- why: greatest/least skip a null, hence the CASE; floor and ceiling bound what any single run over these cases could have shown; the expected range
 --      is the rerun noise a delta between two runs should be read against.
 WITH groups AS (
@@ -46,6 +48,7 @@ SELECT dim, key, cases, compared, unstable,
        CASE WHEN compared > 0 THEN least(1.0, accuracy_mean + 1.96 * accuracy_sd) END AS expected_high,
        CASE WHEN compared > 0 THEN always_right / compared END AS accuracy_floor,
        CASE WHEN compared > 0 THEN ever_right / compared END AS accuracy_ceiling,
-       run_min, run_max
+       run_min, run_max,
+       CASE WHEN compared > 0 THEN 1.96 * sqrt(2 * var_sum) / compared END AS delta_noise
 FROM rated
 ORDER BY dim <> 'overall', dim, key

@@ -124,7 +124,8 @@ def _summary(cases, order) -> Dict[str, Any]:
             "expected_high": min(1.0, mean + 1.96 * sd) if n else None,
             "accuracy_floor": sum(c["n_correct"] == c["n_scored"] for c in comp) / n if n else None,
             "accuracy_ceiling": sum(c["n_correct"] > 0 for c in comp) / n if n else None,
-            "run_min": min(acc) if acc else None, "run_max": max(acc) if acc else None}
+            "run_min": min(acc) if acc else None, "run_max": max(acc) if acc else None,
+            "delta_noise": 1.96 * math.sqrt(2 * math.fsum(c["p"] * (1 - c["p"]) for c in comp)) / n if n else None}
 
 
 def _close(a, b) -> bool:

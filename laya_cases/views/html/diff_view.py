@@ -25,6 +25,11 @@ def summary(d: Dict[str, Any]) -> str:
             ("delta (B - A)", d["delta"]), ("McNemar p (exact)", d["mcnemar_p"]),
             ("mean confidence shift", d["mean_confidence_shift"]), ("gold labels changed", d["label_changed"]),
             ("bootstrap replicates used", d["B_used"])]
+    if "rerun_noise" in d:
+        noise = d["rerun_noise"]["overall"]
+        rows.append(("rerun noise: 95%% of a delta between two of %d reruns" % len(d["rerun_noise"]["runs"]),
+                     noise["band"]))
+        rows.append(("delta within rerun noise", noise["within"]))
     body = [["<td>%s</td>" % esc(name), num(value, "%+.4f" if name.startswith(("delta", "mean conf")) else "%.4f")]
             for name, value in rows]
     ci = d["ci95"]
