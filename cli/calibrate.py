@@ -73,7 +73,7 @@ def calibrate_command(
     \b
     Examples:
       laya-cases calibrate --fit dev --apply test
-      laya-cases calibrate --fit dev --apply test --platt --json calibration.json --html calibration.html
+      laya-cases calibrate --fit dev --apply test --platt --json cal.json --html cal.html
     """
     from laya_cases.report import calibration as C
 
