@@ -7,10 +7,11 @@ import logging
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from laya_cases.core.errors import UsageError
+from laya_cases.views.serve import compare as C
 from laya_cases.views.serve import pages
 from laya_cases.views.serve import params as P
 from laya_cases.views.serve.data import Data
@@ -32,6 +33,7 @@ def _run(data: Data, request: Request) -> str:
 
 def build(wh) -> Starlette:
     data = Data(wh)
+    many = C.Compare(data)
 
     def runs(request: Request):
         P.single(request.query_params.multi_items(), ())
@@ -77,6 +79,9 @@ def build(wh) -> Starlette:
         return _html(pages.case_page(run_id, found))
 
     def compare(request: Request):
+        items = request.query_params.multi_items()
+        if any(name in ("runs", "run") for name, _ in items):      # 2-10 runs: compare.py
+            return _html(C.page(many, items))
         raw = P.single(request.query_params.multi_items(), ("a", "b", "by"))
         if "a" not in raw or "b" not in raw:
             raise P.BadRequest("compare needs two runs: ?a=RUN&b=RUN")
@@ -84,6 +89,10 @@ def build(wh) -> Starlette:
         a, b = P.run_id(raw["a"], known), P.run_id(raw["b"], known)
         by = P.one_of(raw.get("by"), "by", pages.DIMS)
         return _html(pages.compare_page(data.diff(a, b, by), known))
+
+    def compare_cases(request: Request):
+        body, media = C.cases(many, request.query_params.multi_items())
+        return Response(body, media_type=media, headers=_HEADERS)
 
     def no_page(request: Request):
         raise P.BadRequest("no such page under /run/: %r" % request.url.path[:120])
@@ -99,6 +108,7 @@ def build(wh) -> Starlette:
         return _html(pages.error_page(500, "internal error (%s); nothing was changed" % type(exc).__name__), 500)
 
     routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
-              Route("/run/{run_id}/case", case), Route("/compare", compare), Route("/run/{rest:path}", no_page)]
+              Route("/run/{run_id}/case", case), Route("/compare", compare), Route("/compare/cases", compare_cases),
+              Route("/run/{rest:path}", no_page)]
     handlers = {P.BadRequest: bad_request, UsageError: bad_request, HTTPException: http_error, Exception: server_error}
     return Starlette(routes=routes, exception_handlers=handlers)
