@@ -77,6 +77,7 @@ def main() -> None:
     pages = [
         ("run page of a (baseline)", "/run/a"),
         ("compare 2 runs", "/compare?runs=a,b"),
+        ("compare 2 runs by language", "/compare?runs=a,b&by=language"),
         ("compare 3 runs", "/compare?runs=a,b,c"),
         ("compare 3 runs by language", "/compare?runs=a,b,c&by=language"),
         ("case grid, 3 runs, first page", "/compare/cases?runs=a,b,c"),
@@ -92,7 +93,7 @@ def main() -> None:
         times = [first_byte(client, url) for _ in range(args.repeat)]
         print("%-40s %10.3f %10.3f %10.3f" % (name, times[0], statistics.median(times[1:] or times), max(times)))
     print("cold (a fresh app per page, first byte):")
-    for name, url in pages[1:5]:
+    for name, url in pages[1:6]:
         client = TestClient(create_app(root))
         print("%-40s %10.3f" % (name, first_byte(client, url)))
 
