@@ -12,35 +12,44 @@
 --         n_runs, n_scored, n_correct, n_answers (distinct non-null predictions)
 -- why: the window [lo_row, hi_row) lets the page read only the row groups it needs (the parquet
 --      statistics on row_index): laya_cases/views/serve/compare.py widens it until a page is full, so a
---      first page costs a few row groups, not an aggregation of every run. A case's position, keys and
---      label are the first run's that has it (as sql/stability/case_runs.sql reads them).
+--      first page costs a few row groups, not an aggregation of every run. The filter and the keyset run
+--      on a lean aggregation (counts only); the lists are built for the page's cases alone. A case's
+--      position, keys and label are the first run's that has it (as sql/stability/case_runs.sql reads them).
 WITH named AS (
     SELECT CAST($runs[i] AS VARCHAR) AS run_id, CAST(i AS INTEGER) AS run_index
     FROM range(1, len($runs) + 1) AS t(i)
 ),
 c AS (
-    SELECT c.*, n.run_index FROM cases c JOIN named n ON c.run_id = n.run_id
+    SELECT c.case_id, c.row_index, c.qid, c.language_key, c.model_key, c.tags, c.expected_json, c.predicted,
+           c.correct, c.confidence, n.run_index
+    FROM cases c JOIN named n ON c.run_id = n.run_id
     WHERE ($lo_row::BIGINT IS NULL OR c.row_index >= $lo_row::BIGINT)
       AND ($hi_row::BIGINT IS NULL OR c.row_index < $hi_row::BIGINT)
 ),
-per AS (
-    SELECT case_id,
-           first(row_index ORDER BY run_index) AS row_index, first(qid ORDER BY run_index) AS qid,
-           first(language_key ORDER BY run_index) AS language_key, first(model_key ORDER BY run_index) AS model_key,
-           first(tags ORDER BY run_index) AS tags, first(expected_json ORDER BY run_index) AS expected_json,
-           list(run_index ORDER BY run_index) AS run_indexes, list(row_index ORDER BY run_index) AS row_indexes,
-           list(predicted ORDER BY run_index) AS predictions, list(correct ORDER BY run_index) AS corrects,
-           list(confidence ORDER BY run_index) AS confidences,
+lean AS (
+    SELECT case_id, first(row_index ORDER BY run_index) AS row_index, first(qid ORDER BY run_index) AS qid,
            count(*) AS n_runs, count(correct) AS n_scored, count(*) FILTER (WHERE correct) AS n_correct,
            count(DISTINCT predicted) AS n_answers
     FROM c GROUP BY case_id
+),
+chosen AS (
+    SELECT * FROM lean
+    WHERE ($after_row::BIGINT IS NULL OR row_index > $after_row::BIGINT
+           OR (row_index = $after_row::BIGINT AND qid > $after_qid::VARCHAR))
+      AND ($show::VARCHAR IS NULL
+           OR ($show::VARCHAR = 'outcome_differs' AND n_correct > 0 AND n_correct < n_scored)
+           OR ($show::VARCHAR = 'prediction_differs' AND n_answers >= 2)
+           OR ($show::VARCHAR = 'all_wrong' AND n_scored = len($runs) AND n_correct = 0))
+    ORDER BY row_index, qid
+    LIMIT $limit::BIGINT
 )
-SELECT * FROM per
-WHERE ($after_row::BIGINT IS NULL OR row_index > $after_row::BIGINT
-       OR (row_index = $after_row::BIGINT AND qid > $after_qid::VARCHAR))
-  AND ($show::VARCHAR IS NULL
-       OR ($show::VARCHAR = 'outcome_differs' AND n_correct > 0 AND n_correct < n_scored)
-       OR ($show::VARCHAR = 'prediction_differs' AND n_answers >= 2)
-       OR ($show::VARCHAR = 'all_wrong' AND n_scored = len($runs) AND n_correct = 0))
-ORDER BY row_index, qid
-LIMIT $limit::BIGINT
+SELECT k.case_id, k.row_index, k.qid,
+       first(c.language_key ORDER BY c.run_index) AS language_key, first(c.model_key ORDER BY c.run_index) AS model_key,
+       first(c.tags ORDER BY c.run_index) AS tags, first(c.expected_json ORDER BY c.run_index) AS expected_json,
+       list(c.run_index ORDER BY c.run_index) AS run_indexes, list(c.row_index ORDER BY c.run_index) AS row_indexes,
+       list(c.predicted ORDER BY c.run_index) AS predictions, list(c.correct ORDER BY c.run_index) AS corrects,
+       list(c.confidence ORDER BY c.run_index) AS confidences,
+       k.n_runs, k.n_scored, k.n_correct, k.n_answers
+FROM chosen k JOIN c ON c.case_id = k.case_id
+GROUP BY k.case_id, k.row_index, k.qid, k.n_runs, k.n_scored, k.n_correct, k.n_answers
+ORDER BY k.row_index, k.qid

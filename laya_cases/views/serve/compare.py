@@ -146,7 +146,8 @@ def cases(cmp: Compare, items: Sequence[Tuple[str, str]]) -> Tuple[str, str]:
     if (after_row is None) != (after_qid is None):
         raise P.BadRequest("after_row and after_qid go together")
     after = None if after_row is None else (after_row, after_qid)
-    found = cmp.grid(runs, show, after, limit, n_rows)
+    counts = cmp.counts(runs)
+    found = cmp.grid(runs, show, after, limit, n_rows) if counts[show or "cases"] else []
     next_query = None
     if len(found) == limit:
         next_query = dict(raw, runs=",".join(runs), after_row=str(found[-1]["row_index"]), after_qid=found[-1]["qid"])
@@ -157,7 +158,7 @@ def cases(cmp: Compare, items: Sequence[Tuple[str, str]]) -> Tuple[str, str]:
                "next": None if next_query is None else {"after_row": found[-1]["row_index"],
                                                         "after_qid": found[-1]["qid"]}}
         return json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n", "application/json"
-    return V.grid_page(runs, show, raw, found, cmp.counts(runs), next_query, limit), "text/html; charset=utf-8"
+    return V.grid_page(runs, show, raw, found, counts, next_query, limit), "text/html; charset=utf-8"
 
 
 def grid_csv(runs: List[str], found: List[Dict[str, Any]]) -> str:
