@@ -31,6 +31,12 @@ def _run(data: Data, request: Request) -> str:
     return P.run_id(request.path_params["run_id"], data.run_ids())
 
 
+def _compare_cases(many: C.Compare, request: Request) -> Response:
+    """The case grid of 2-10 runs: HTML, CSV or JSON (compare.py)."""
+    body, media = C.cases(many, request.query_params.multi_items())
+    return Response(body, media_type=media, headers=_HEADERS)
+
+
 def build(wh) -> Starlette:
     data = Data(wh)
     many = C.Compare(data)
@@ -90,10 +96,6 @@ def build(wh) -> Starlette:
         by = P.one_of(raw.get("by"), "by", pages.DIMS)
         return _html(pages.compare_page(data.diff(a, b, by), known))
 
-    def compare_cases(request: Request):
-        body, media = C.cases(many, request.query_params.multi_items())
-        return Response(body, media_type=media, headers=_HEADERS)
-
     def no_page(request: Request):
         raise P.BadRequest("no such page under /run/: %r" % request.url.path[:120])
 
@@ -108,7 +110,8 @@ def build(wh) -> Starlette:
         return _html(pages.error_page(500, "internal error (%s); nothing was changed" % type(exc).__name__), 500)
 
     routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
-              Route("/run/{run_id}/case", case), Route("/compare", compare), Route("/compare/cases", compare_cases),
+              Route("/run/{run_id}/case", case), Route("/compare", compare),
+              Route("/compare/cases", lambda request: _compare_cases(many, request)),
               Route("/run/{rest:path}", no_page)]
     handlers = {P.BadRequest: bad_request, UsageError: bad_request, HTTPException: http_error, Exception: server_error}
     return Starlette(routes=routes, exception_handlers=handlers)
