@@ -294,3 +294,42 @@ def test_good_urls_answer_200(client):
         r = client.get(url)
         assert r.status_code == 200, url
         assert "<script" not in r.text.lower()
+
+
+@pytest.mark.slow
+def test_tag_groups_equal_diff_json_too(client, store, tmp_path):
+    """A case is in each of its tags' groups (unnested), as in diff's slices."""
+    rows = table_rows(client.get(URL + "&by=tag").text, "compare-deltas-by")
+    groups = {r[0]: dict(zip(DELTA_FIELDS, r[2:])) for r in rows if r[1] == "third"}
+    out = tmp_path / "t.json"
+    cli("diff", "demo", "third", "--by", "tag", "-w", str(store), "--json", str(out), check=True)
+    d = json.loads(out.read_text(encoding="utf-8"))["slices"]["tag"]
+    assert sorted(groups) == sorted(d) and len(d) >= 2
+    for key, g in d.items():
+        assert [groups[key][f] for f in ("paired", "delta", "mcnemar_p")] == [_exact(g[f]) for f in
+                                                                            ("paired", "delta", "mcnemar_p")]
+
+
+@pytest.mark.slow
+def test_compare_pages_escape_stored_values(tmp_path):
+    from starlette.testclient import TestClient
+
+    from helpers import record_to_row, write_jsonl
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
+    from laya_cases.views.serve import create_app
+
+    evil = '<script>alert("x")</script>&\'"'
+    rows = [record_to_row(i, {"qid": evil, "qtype": "choice", "gold": evil, "pred": "b" if i % 2 else evil,
+                              "answer_confidence": 0.5 + i / 10, "language": evil, "tags": [evil], "model": evil})
+            for i in range(4)]
+    wh = Warehouse(tmp_path / "wh")
+    path = write_jsonl(tmp_path / "evil.jsonl", rows)
+    ingest(wh, str(path), run_id="evil")
+    ingest(wh, str(path), run_id="evil2")
+    client = TestClient(create_app(wh), raise_server_exceptions=False)
+    for url in ("/compare?runs=evil,evil2&by=language", "/compare?runs=evil,evil2&by=tag",
+                "/compare/cases?runs=evil,evil2", "/compare/cases?runs=evil,evil2&show=all_wrong"):
+        r = client.get(url)
+        assert r.status_code == 200 and "<script" not in r.text.lower(), url
+    assert "alert(&quot;x&quot;)" in client.get("/compare/cases?runs=evil,evil2").text
