@@ -16,7 +16,8 @@
 --      dataset rows r (d_r = hits_b - hits_a, n_r = paired cases of the row), whose linearised variance
 --      is R/(R-1) * sum_r (d_r - delta * n_r)^2 / N^2 over the R rows with a paired case (the sandwich /
 --      cluster-robust variance of a ratio estimator); the interval is delta +- 1.959964 * sqrt(variance)
---      (null below 2 rows). The full bootstrap is one link away (/compare?a=FIRST&b=RUNk).
+--      (null below 2 rows); the squares are summed exactly (lc_exact_sum), so the bounds are the same
+--      bits whatever order DuckDB adds them in. The full bootstrap is one link away (/compare?a=FIRST&b=RUNk).
 WITH named AS (
     SELECT CAST($runs[i] AS VARCHAR) AS run_id, CAST(i AS INTEGER) AS run_index
     FROM range(1, len($runs) + 1) AS t(i)
@@ -64,7 +65,7 @@ units AS (
 ),
 spread AS (
     SELECT u.run_index, u.dim, u.key, count(*) AS units,
-           sum(power(u.d - CAST(g.hits_b - g.hits_a AS DOUBLE) / g.paired * u.n, 2)) AS ss
+           lc_exact_sum(power(u.d - CAST(g.hits_b - g.hits_a AS DOUBLE) / g.paired * u.n, 2)) AS ss
     FROM units u JOIN g ON g.run_index = u.run_index AND g.dim = u.dim AND g.key = u.key
     GROUP BY u.run_index, u.dim, u.key
 ),
