@@ -333,3 +333,15 @@ def test_compare_pages_escape_stored_values(tmp_path):
         r = client.get(url)
         assert r.status_code == 200 and "<script" not in r.text.lower(), url
     assert "alert(&quot;x&quot;)" in client.get("/compare/cases?runs=evil,evil2").text
+
+
+@pytest.mark.slow
+def test_same_bytes_from_a_fresh_app(client, store):
+    from starlette.testclient import TestClient
+
+    from laya_cases.views.serve import create_app
+
+    other = TestClient(create_app(store), raise_server_exceptions=False)
+    for url in (URL + "&by=language", "/compare/cases?runs=demo,other,third&show=prediction_differs",
+                "/compare/cases?runs=demo,other,third&format=json&limit=9"):
+        assert client.get(url).content == other.get(url).content, url
