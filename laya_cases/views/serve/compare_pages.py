@@ -34,15 +34,18 @@ def _run_link(run_id: str, tail: str = "", query: Optional[Dict[str, Any]] = Non
     return "/run/%s%s" % (quote(run_id, safe=""), tail) + ("?" + urlencode(query) if query else "")
 
 
-def runs_form(run_ids: List[str], chosen: List[str], by: Optional[str] = None) -> str:
-    """A multi-select of runs (sends run=A&run=B...) and the dimension; no script."""
+def runs_form(run_ids: List[str], chosen: List[str], by: Optional[str] = None, with_by: bool = True) -> str:
+    """A multi-select of runs (sends run=A&run=B...) and, on the compare page, the dimension; no script.
+    The runs page leaves `by` out (the page's own links choose it), so its two-run form keeps the
+    only `by` select and the only "Compare" button there."""
     options = "".join('<option value="%s"%s>%s</option>' % (esc(r), " selected" if r in chosen else "", esc(r))
                       for r in run_ids)
     dims = '<option value="">(none)</option>' + "".join(
         '<option value="%s"%s>%s</option>' % (esc(d), " selected" if d == by else "", esc(d)) for d in DIMS)
     return ('<form class="filters" method="get" action="/compare"><label>runs (2-10, the first is the reference) '
-            '<select name="run" multiple size="%d">%s</select></label> <label>by <select name="by">%s</select></label> '
-            '<button type="submit">Compare</button></form>' % (min(8, max(2, len(run_ids))), options, dims))
+            '<select name="run" multiple size="%d">%s</select></label> %s<button type="submit">Side by side</button>'
+            '</form>' % (min(8, max(2, len(run_ids))), options,
+                         '<label>by <select name="by">%s</select></label> ' % dims if with_by else ""))
 
 
 def risk_coverage_overlay(runs: List[str]) -> str:

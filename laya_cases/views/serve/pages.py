@@ -56,7 +56,7 @@ def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) ->
         body.append(table(columns, cells, "runs"))
         run_ids = [r[columns.index("run_id")] for r in rows]
         body.append("<h2>Compare two runs</h2>" + compare_form(run_ids))
-        body.append("<h2>Compare 2 to 10 runs of one dataset</h2>" + runs_form(run_ids, []))
+        body.append("<h2>Compare 2 to 10 runs of one dataset</h2>" + runs_form(run_ids, [], with_by=False))
     for rid, problem in sorted(damaged.items()):
         body.append('<p class="muted">run %s is damaged and left out: %s</p>' % (esc(rid), esc(problem)))
     return page("Runs", "".join(body))
