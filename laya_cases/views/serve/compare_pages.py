@@ -14,6 +14,8 @@ SHOWS = {"outcome_differs": "outcome differs (some runs right, others wrong)",
          "all_wrong": "all wrong (every run scored it, none right)"}
 DELTA_COLUMNS = ("compared", "paired", "accuracy_a", "accuracy_b", "delta", "ci_lower", "ci_upper", "right_to_wrong",
                  "wrong_to_right", "flip_rate", "mcnemar_p", "mean_confidence_shift")
+DELTA_HEADERS = ("compared", "paired", "accuracy, first run", "accuracy, this run", "delta", "95% CI low", "95% CI high",
+                 "right -> wrong", "wrong -> right", "flip rate", "McNemar p (exact)", "mean confidence shift")
 INTERVAL_NOTE = ("95% intervals: the normal approximation of diff's paired row bootstrap (the variance of the "
                  "delta as a ratio of per-row sums, clustered by dataset row: sql/serve/compare_deltas.sql), "
                  "computed in one pass; the exact bootstrap (B=2000, seed 0, `diff A B --json`) is the "
@@ -64,7 +66,7 @@ def _delta_cells(r: Dict[str, Any]) -> List[str]:
 
 def deltas_section(runs: List[str], by: Optional[str], deltas: List[Dict[str, Any]]) -> str:
     first = runs[0]
-    head = ["run"] + list(DELTA_COLUMNS) + [""]
+    head = ["run"] + list(DELTA_HEADERS) + [""]
     overall = []
     for r in (d for d in deltas if d["dim"] == "overall"):
         full = link("/compare?" + urlencode({"a": first, "b": r["run_id"]}), "full diff")
