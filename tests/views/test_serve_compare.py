@@ -227,14 +227,24 @@ def test_case_grid_links_each_runs_case_page_and_exports_csv(client, store):
     assert len(lines) == 4
 
 
+def leaves(prefix: str, value) -> Dict[str, str]:
+    if isinstance(value, dict) and value:
+        return {k: v for key, inner in value.items() for k, v in leaves(prefix + "." + key, inner).items()}
+    return {prefix: json.dumps(value, sort_keys=True)}
+
+
 @pytest.mark.slow
 def test_settings_show_only_the_keys_that_differ(client, store):
     text = client.get(URL).text
     runs = {r["run_id"]: r for r in sql_rows(store, "SELECT * FROM runs WHERE run_id IN ('demo', 'other', 'third')")}
     differ = [k for k in sorted(runs["demo"]) if k not in ("run_id", "settings_json", "config_json")
               and len({str(runs[r][k]) for r in RUNS}) > 1]
+    for column in ("settings_json", "config_json"):           # opened into dotted keys, leaf by leaf
+        opened = {r: leaves(column[:-5], json.loads(runs[r][column])) for r in RUNS}
+        keys = set().union(*opened.values())
+        differ += [k for k in keys if len({opened[r].get(k, "(absent)") for r in RUNS}) > 1]
     shown = [r[0] for r in table_rows(text, "compare-settings")]
-    assert [k for k in shown if "." not in k] == differ
+    assert sorted(shown) == sorted(differ) and "settings.answers" in shown
     equal = html.unescape(re.search(r'id="settings-equal">Equal in every run: (.*?)\.</p>', text).group(1)).split(", ")
     assert "labelled_rows_sha256" in equal and "questions_sha256" in equal and not set(equal) & set(shown)
 

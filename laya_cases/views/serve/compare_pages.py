@@ -103,8 +103,18 @@ def slices_section(runs: List[str], by: Optional[str], slices: List[Dict[str, An
             + table([by or "group"] + runs, rows, "compare-slices"))
 
 
+def _opened(prefix: str, value: Any, out: Dict[str, str]) -> None:
+    """A JSON object's leaves as dotted keys (lists and scalars as canonical JSON)."""
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _opened("%s.%s" % (prefix, k), v, out)
+    else:
+        out[prefix] = json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
 def _flat(row: Dict[str, Any]) -> Dict[str, str]:
-    """A runs-table row as key -> text, settings_json and config_json opened one level."""
+    """A runs-table row as key -> text; settings_json and config_json opened into dotted keys
+    (settings.prompt_sha256, config.versions.torch, ...)."""
     out: Dict[str, str] = {}
     for key, value in row.items():
         if key == "run_id":
@@ -115,8 +125,7 @@ def _flat(row: Dict[str, Any]) -> Dict[str, str]:
             except ValueError:
                 opened = None
             if isinstance(opened, dict):
-                for k, v in opened.items():
-                    out["%s.%s" % (key[:-5], k)] = json.dumps(v, sort_keys=True, ensure_ascii=False)
+                _opened(key[:-5], opened, out)
                 continue
         out[key] = "" if value is None else str(value)
     return out
