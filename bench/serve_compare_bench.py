@@ -4,10 +4,12 @@ byte of /compare on 1M-decision runs; issue 32 item 4). Printed, never asserted.
     .venv/bin/python bench/serve_compare_bench.py --rows 1000000 --keep /tmp/whcmp
 
 Three runs of one synthetic dataset (bench/synthetic.py; runs b and c flip the correctness and move
-the confidence of 5% and 10% of the decisions of a; a wrong answer is "b" or "c" by question). Each page is fetched through Starlette's
-TestClient (the whole app) by a fresh app, so the first fetch pays every cache the page fills; the
-run page of `a` (the full report, built once per run) is timed in the same process as the baseline.
---keep reuses a warehouse.
+the confidence of 5% and 10% of the decisions of a; a wrong answer is "b" or "c" by question), and d,
+a's twin but for its last 100 rows: the case grid's worst walk (a filter that matches only at the end).
+Each page is fetched through Starlette's TestClient (the whole app): first in one app, in the order
+listed (so a page finds the caches the pages above it filled, as a person clicking through does), then
+the compare pages again each from a fresh app. The run page of `a` (the full report, built once per
+run) is timed in the same process as the baseline. --keep reuses a warehouse.
 """
 from __future__ import annotations
 
@@ -45,6 +47,11 @@ def build(root: Path, rows: int) -> None:
         d["predicted"] = np.where(d["q"] == 2, None, np.where(d["correct"], "a", np.where(d["q"] == 0, "b", "c")))
         synthetic.write_run(wh, run_id, d)
         print("wrote run %s: %d synthetic decisions in %.1f s" % (run_id, rows, time.perf_counter() - t))
+    if not wh.has_run("d"):              # a's twin but for its last 100 rows: a filter's worst walk
+        d = dict(base)
+        d["correct"] = np.where(np.arange(rows) >= rows - 100, ~base["correct"], base["correct"])
+        d["predicted"] = np.where(d["q"] == 2, None, np.where(d["correct"], "a", np.where(d["q"] == 0, "b", "c")))
+        synthetic.write_run(wh, "d", d)
 
 
 def first_byte(client, url: str) -> float:
@@ -85,6 +92,7 @@ def main() -> None:
         ("case grid, prediction differs", "/compare/cases?runs=a,b,c&show=prediction_differs"),
         ("case grid, all wrong", "/compare/cases?runs=a,b,c&show=all_wrong"),
         ("case grid, keyset page in the middle", "/compare/cases?runs=a,b,c&after_row=%d&after_qid=intent" % mid),
+        ("case grid a,d: outcome differs (end only)", "/compare/cases?runs=a,d&show=outcome_differs"),
         ("case grid, csv of one page", "/compare/cases?runs=a,b,c&show=outcome_differs&format=csv"),
     ]
     print("%-40s %10s %10s %10s" % ("page (%d decisions a run)" % args.rows, "first s", "median s", "max s"))
