@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import threading
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -157,8 +158,19 @@ def cases(cmp: Compare, items: Sequence[Tuple[str, str]]) -> Tuple[str, str]:
         doc = {"runs": runs, "show": show, "rows": [V.per_run(runs, r) for r in found],
                "next": None if next_query is None else {"after_row": found[-1]["row_index"],
                                                         "after_qid": found[-1]["qid"]}}
-        return json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n", "application/json"
+        return json.dumps(_strict(doc), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n", "application/json"
     return V.grid_page(runs, show, raw, found, counts, next_query, limit), "text/html; charset=utf-8"
+
+
+def _strict(value: Any) -> Any:
+    """Strict JSON, as `laya-cases sql --format json` writes it: a NaN or infinite number is null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
 
 
 def grid_csv(runs: List[str], found: List[Dict[str, Any]]) -> str:
