@@ -67,6 +67,8 @@ def to_batch(d: dict, start: int, stop: int) -> pa.RecordBatch:
         "call_id": pa.array(np.arange(start, stop)), "call_ms": pa.array(np.round(5 + np.arange(n) % 7 * 0.5, 3)),
         "chunk_size": pa.array(np.ones(n, dtype=np.int64)), "call_returned": pa.array(np.ones(n, dtype=bool)),
     }
+    if "predicted" in d:                                 # optional: an answer text per decision
+        columns["predicted"] = pa.array(d["predicted"][start:stop])
     arrays = [_array(columns[f.name]).cast(f.type) if f.name in columns else pa.nulls(n, f.type) for f in DECISION_SCHEMA]
     return pa.RecordBatch.from_arrays(arrays, schema=DECISION_SCHEMA)
 

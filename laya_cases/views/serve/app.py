@@ -7,10 +7,11 @@ import logging
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from laya_cases.core.errors import UsageError
+from laya_cases.views.serve import compare as C
 from laya_cases.views.serve import pages
 from laya_cases.views.serve import params as P
 from laya_cases.views.serve.data import Data
@@ -30,8 +31,15 @@ def _run(data: Data, request: Request) -> str:
     return P.run_id(request.path_params["run_id"], data.run_ids())
 
 
+def _compare_cases(many: C.Compare, request: Request) -> Response:
+    """The case grid of 2-10 runs: HTML, CSV or JSON (compare.py)."""
+    body, media = C.cases(many, request.query_params.multi_items())
+    return Response(body, media_type=media, headers=_HEADERS)
+
+
 def build(wh) -> Starlette:
     data = Data(wh)
+    many = C.Compare(data)
 
     def runs(request: Request):
         P.single(request.query_params.multi_items(), ())
@@ -77,6 +85,9 @@ def build(wh) -> Starlette:
         return _html(pages.case_page(run_id, found))
 
     def compare(request: Request):
+        items = request.query_params.multi_items()
+        if any(name in ("runs", "run") for name, _ in items):      # 2-10 runs: compare.py
+            return _html(C.page(many, items))
         raw = P.single(request.query_params.multi_items(), ("a", "b", "by"))
         if "a" not in raw or "b" not in raw:
             raise P.BadRequest("compare needs two runs: ?a=RUN&b=RUN")
@@ -99,6 +110,8 @@ def build(wh) -> Starlette:
         return _html(pages.error_page(500, "internal error (%s); nothing was changed" % type(exc).__name__), 500)
 
     routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
-              Route("/run/{run_id}/case", case), Route("/compare", compare), Route("/run/{rest:path}", no_page)]
+              Route("/run/{run_id}/case", case), Route("/compare", compare),
+              Route("/compare/cases", lambda request: _compare_cases(many, request)),
+              Route("/run/{rest:path}", no_page)]
     handlers = {P.BadRequest: bad_request, UsageError: bad_request, HTTPException: http_error, Exception: server_error}
     return Starlette(routes=routes, exception_handlers=handlers)

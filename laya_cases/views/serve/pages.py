@@ -8,6 +8,7 @@ from urllib.parse import quote, urlencode
 
 from laya_cases.views.html import diff_view, report_view
 from laya_cases.views.html.markup import cell, esc, link, num, page, table
+from laya_cases.views.serve.compare_pages import runs_form
 from laya_cases.views.serve.params import OUTCOMES
 
 DIMS = ("language", "model", "qid", "tag")
@@ -53,7 +54,9 @@ def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) ->
     else:
         cells = [[_run_cell(c, v) for c, v in zip(columns, r)] for r in rows]
         body.append(table(columns, cells, "runs"))
-        body.append("<h2>Compare two runs</h2>" + compare_form([r[columns.index("run_id")] for r in rows]))
+        run_ids = [r[columns.index("run_id")] for r in rows]
+        body.append("<h2>Compare two runs</h2>" + compare_form(run_ids))
+        body.append("<h2>Compare 2 to 10 runs of one dataset</h2>" + runs_form(run_ids, [], with_by=False))
     for rid, problem in sorted(damaged.items()):
         body.append('<p class="muted">run %s is damaged and left out: %s</p>' % (esc(rid), esc(problem)))
     return page("Runs", "".join(body))

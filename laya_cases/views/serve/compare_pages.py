@@ -1,0 +1,200 @@
+"""The HTML of the N-run compare pages (laya_cases/views/serve/compare.py reads the numbers). Every
+value goes through markup.esc / num / cell; every href is built with urllib.parse quoting."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+from urllib.parse import quote, urlencode
+
+from laya_cases.views.html.markup import cell, esc, link, num, page, table
+
+DIMS = ("language", "model", "qid", "tag")
+SHOWS = {"outcome_differs": "outcome differs (some runs right, others wrong)",
+         "prediction_differs": "prediction differs (two or more different answers)",
+         "all_wrong": "all wrong (every run scored it, none right)"}
+DELTA_COLUMNS = ("compared", "paired", "accuracy_a", "accuracy_b", "delta", "ci_lower", "ci_upper", "right_to_wrong",
+                 "wrong_to_right", "flip_rate", "mcnemar_p", "mean_confidence_shift")
+DELTA_HEADERS = ("compared", "paired", "accuracy, first run", "accuracy, this run", "delta", "95% CI low", "95% CI high",
+                 "right -> wrong", "wrong -> right", "flip rate", "McNemar p (exact)", "mean confidence shift")
+INTERVAL_NOTE = ("95% intervals: the normal approximation of diff's paired row bootstrap (the variance of the "
+                 "delta as a ratio of per-row sums, clustered by dataset row: sql/serve/compare_deltas.sql), "
+                 "computed in one pass; the exact bootstrap (B=2000, seed 0, `diff A B --json`) is the "
+                 "\u201cfull diff\u201d link of each run. Every other number equals diff's.")
+
+
+def compare_href(runs: List[str], **extra: Any) -> str:
+    query = dict({"runs": ",".join(runs)}, **{k: v for k, v in extra.items() if v is not None})
+    return "/compare?" + urlencode(query)
+
+
+def grid_href(runs: List[str], **extra: Any) -> str:
+    query = dict({"runs": ",".join(runs)}, **{k: v for k, v in extra.items() if v is not None})
+    return "/compare/cases?" + urlencode(query)
+
+
+def _run_link(run_id: str, tail: str = "", query: Optional[Dict[str, Any]] = None) -> str:
+    return "/run/%s%s" % (quote(run_id, safe=""), tail) + ("?" + urlencode(query) if query else "")
+
+
+def runs_form(run_ids: List[str], chosen: List[str], by: Optional[str] = None, with_by: bool = True) -> str:
+    """A multi-select of runs (sends run=A&run=B...) and, on the compare page, the dimension; no script.
+    The runs page leaves `by` out (the page's own links choose it), so its two-run form keeps the
+    only `by` select and the only "Compare" button there."""
+    options = "".join('<option value="%s"%s>%s</option>' % (esc(r), " selected" if r in chosen else "", esc(r))
+                      for r in run_ids)
+    dims = '<option value="">(none)</option>' + "".join(
+        '<option value="%s"%s>%s</option>' % (esc(d), " selected" if d == by else "", esc(d)) for d in DIMS)
+    return ('<form class="filters" method="get" action="/compare"><label>runs (2-10, the first is the reference) '
+            '<select name="run" multiple size="%d">%s</select></label> %s<button type="submit">Side by side</button>'
+            '</form>' % (min(8, max(2, len(run_ids))), options,
+                         '<label>by <select name="by">%s</select></label> ' % dims if with_by else ""))
+
+
+def risk_coverage_overlay(runs: List[str]) -> str:
+    """Placeholder hook: the runs' risk-coverage curves on one plot belong to the charts code
+    (views/plots, owned elsewhere); nothing is drawn here yet."""
+    return ""
+
+
+def _delta_cells(r: Dict[str, Any]) -> List[str]:
+    out = []
+    for c in DELTA_COLUMNS:
+        fmt = "%+.4f" if c in ("delta", "ci_lower", "ci_upper", "mean_confidence_shift") else "%.4f"
+        out.append(num(r[c], fmt))
+    return out
+
+
+def deltas_section(runs: List[str], by: Optional[str], deltas: List[Dict[str, Any]]) -> str:
+    first = runs[0]
+    head = ["run"] + list(DELTA_HEADERS) + [""]
+    overall = []
+    for r in (d for d in deltas if d["dim"] == "overall"):
+        full = link("/compare?" + urlencode({"a": first, "b": r["run_id"]}), "full diff")
+        overall.append(["<td>%s</td>" % link(_run_link(r["run_id"]), r["run_id"])] + _delta_cells(r) + ["<td>%s</td>" % full])
+    body = ["<h2>Against %s</h2>" % esc(first), '<p class="muted" id="interval-note">%s</p>' % esc(INTERVAL_NOTE),
+            table(head, overall, "compare-deltas")]
+    groups = [d for d in deltas if d["dim"] != "overall"]
+    if by:
+        rows = []
+        for r in groups:
+            full = link("/compare?" + urlencode({"a": first, "b": r["run_id"], "by": by}), "full diff")
+            rows.append(["<td>%s</td>" % esc(r["key"]), "<td>%s</td>" % esc(r["run_id"])] + _delta_cells(r)
+                        + ["<td>%s</td>" % full])
+        body.append("<h3>by %s</h3>" % esc(by) + table([by] + head, rows, "compare-deltas-by"))
+    return "".join(body)
+
+
+def slices_section(runs: List[str], by: Optional[str], slices: List[Dict[str, Any]]) -> str:
+    grid: Dict[tuple, Dict[str, Dict[str, Any]]] = {}
+    for r in slices:
+        grid.setdefault((r["dim"], r["key"]), {})[r["run_id"]] = r
+    rows = []
+    for (dim, key), per in grid.items():
+        cells = ["<td>%s</td>" % esc("overall" if dim == "overall" else key)]
+        for run in runs:
+            r = per.get(run)
+            cells.append(num(None) if r is None else
+                         '<td class="n" data-v="%s" title="%d of %d">%.4f</td>' % (esc(repr(r["accuracy"])), r["hits"],
+                                                                             r["scored"], r["accuracy"]))
+        rows.append(cells)
+    pick = " ".join(link(compare_href(runs, by=d), d) if d != by else "<b>%s</b>" % esc(d) for d in DIMS)
+    return ("<h2>Per slice</h2><p>Accuracy of each run over the cases two or more runs scored (hover: hits of "
+            "scored; the numbers of <code>stability --by DIM --json</code>'s run_accuracy). By: %s</p>" % pick
+            + table([by or "group"] + runs, rows, "compare-slices"))
+
+
+def _opened(prefix: str, value: Any, out: Dict[str, str]) -> None:
+    """A JSON object's leaves as dotted keys (lists and scalars as canonical JSON)."""
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _opened("%s.%s" % (prefix, k), v, out)
+    else:
+        out[prefix] = json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _flat(row: Dict[str, Any]) -> Dict[str, str]:
+    """A runs-table row as key -> text; settings_json and config_json opened into dotted keys
+    (settings.prompt_sha256, config.versions.torch, ...)."""
+    out: Dict[str, str] = {}
+    for key, value in row.items():
+        if key == "run_id":
+            continue
+        if key in ("settings_json", "config_json") and isinstance(value, str):
+            try:
+                opened = json.loads(value)
+            except ValueError:
+                opened = None
+            if isinstance(opened, dict):
+                _opened(key[:-5], opened, out)
+                continue
+        out[key] = "" if value is None else str(value)
+    return out
+
+
+def settings_section(runs: List[str], rows: Dict[str, dict]) -> str:
+    flat = {r: _flat(rows[r]) for r in runs}
+    keys = sorted(set().union(*(f.keys() for f in flat.values())))
+    differ = [k for k in keys if len({flat[r].get(k) for r in runs}) > 1]
+    equal = [k for k in keys if k not in differ]
+    cells = [["<td>%s</td>" % esc(k)] + ["<td>%s</td>" % esc(flat[r].get(k, "(absent)")) for r in runs] for k in differ]
+    return ("<h2>Settings</h2>" + (table(["key"] + runs, cells, "compare-settings") if differ else
+                                   "<p>No setting differs.</p>")
+            + '<p class="muted" id="settings-equal">Equal in every run: %s.</p>' % esc(", ".join(equal) or "none"))
+
+
+def compare_page(runs: List[str], by: Optional[str], deltas: List[Dict[str, Any]], slices: List[Dict[str, Any]],
+                 rows: Dict[str, dict], run_ids: List[str]) -> str:
+    grid = " &middot; ".join([link(grid_href(runs), "every case")]
+                             + [link(grid_href(runs, show=s), text) for s, text in SHOWS.items()])
+    body = [runs_form(run_ids, runs, by), "<p>Case grid: %s</p>" % grid, deltas_section(runs, by, deltas),
+            slices_section(runs, by, slices), risk_coverage_overlay(runs), settings_section(runs, rows)]
+    return page("Compare %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"))
+
+
+def per_run(runs: List[str], row: Dict[str, Any]) -> Dict[str, Any]:
+    """A grid row with one entry per run named (None where the run has no such case)."""
+    at = {runs[i - 1]: j for j, i in enumerate(row["run_indexes"])}
+    answers = {}
+    for run in runs:
+        j = at.get(run)
+        answers[run] = None if j is None else {"row_index": row["row_indexes"][j], "predicted": row["predictions"][j],
+                                               "correct": row["corrects"][j], "confidence": row["confidences"][j]}
+    keep = ("case_id", "row_index", "qid", "language_key", "model_key", "tags", "expected_json")
+    return dict({k: row[k] for k in keep}, runs=answers)
+
+
+def _answer_cell(run: str, entry: Optional[Dict[str, Any]], qid: str) -> str:
+    if entry is None:
+        return '<td class="muted">(no case)</td>'
+    mark = {True: "\u2713", False: "\u2717"}.get(entry["correct"], "\u2013")
+    href = _run_link(run, "/case", {"row": entry["row_index"], "qid": qid})
+    conf = entry["confidence"]
+    return ('<td class="%s"><a href="%s">%s</a> %s%s</td>'
+            % ("good" if entry["correct"] else "bad" if entry["correct"] is False else "", esc(href),
+               esc("(none)" if entry["predicted"] is None else entry["predicted"]), mark,
+               "" if conf is None else ' <span class="n" data-v="%s">%.2f</span>' % (esc(repr(conf)), conf)))
+
+
+def grid_page(runs: List[str], show: Optional[str], chosen: Dict[str, str], found: List[Dict[str, Any]],
+              counts: Dict[str, int], next_query: Optional[Dict[str, str]], limit: int) -> str:
+    filters = [link(grid_href(runs), "every case (%d)" % counts["cases"]) if show else "<b>every case (%d)</b>" % counts["cases"]]
+    for s, text in SHOWS.items():
+        label = "%s (%d)" % (text, counts[s])
+        filters.append("<b>%s</b>" % esc(label) if s == show else link(grid_href(runs, show=s), label))
+    rows = []
+    for r in found:
+        entry = per_run(runs, r)
+        rows.append([cell(r["row_index"]), "<td>%s</td>" % esc(r["qid"]), "<td>%s</td>" % esc(r["language_key"] or ""),
+                     "<td>%s</td>" % esc(r["expected_json"] or "")]
+                    + [_answer_cell(run, entry["runs"][run], r["qid"]) for run in runs])
+    n = counts[show] if show else counts["cases"]
+    first = {k: v for k, v in chosen.items() if k not in ("after_row", "after_qid")}
+    exports = " ".join(link(grid_href(runs, **dict(chosen, format=f)), f) for f in ("csv", "json"))
+    body = ["<p>%s</p>" % " &middot; ".join(filters),
+            '<p><span id="n-matching" data-v="%d">%d</span> case(s) match; showing %d. This page as %s. %s %s</p>'
+            % (n, n, len(found), exports, link(grid_href(runs, **first), "first page") if "after_row" in chosen else "",
+               link(compare_href(runs), "back to the comparison")),
+            table(["row", "qid", "language", "expected"] + runs, rows, "compare-grid")]
+    if next_query is not None:
+        body.append("<p>%s</p>" % link("/compare/cases?" + urlencode(next_query), "Next page \u2192"))
+    return page("Cases of %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"))
