@@ -57,6 +57,11 @@ def questions_sha256(question_sets: Iterable[Dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
+def labelled_line(row: Dict[str, Any]) -> str:
+    """A row's labelled content (LABELLED_KEYS present in it, in that order) as compact JSON."""
+    return _compact({key: row[key] for key in LABELLED_KEYS if key in row})
+
+
 class LabelledRowsDigest:
     """Streaming digest of labelled rows: one compact JSON line per row of LABELLED_KEYS, in order.
 
@@ -67,9 +72,12 @@ class LabelledRowsDigest:
     def __init__(self) -> None:
         self._digest = hashlib.sha256(b"laya-cases-labelled-rows/1\n")
 
-    def add(self, row: Dict[str, Any]) -> None:
-        canon = {key: row[key] for key in LABELLED_KEYS if key in row}
-        self._digest.update(_compact(canon).encode("utf-8") + b"\n")
+    def add(self, row: Dict[str, Any]) -> str:
+        """Fold one row in; returns its line (without the LF): the text the store keeps as the row's
+        input (store/inputs.py), so the inputs file of a digest holds exactly what the digest hashed."""
+        line = labelled_line(row)
+        self._digest.update(line.encode("utf-8") + b"\n")
+        return line
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()

@@ -19,7 +19,7 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.core.version import __version__
@@ -28,6 +28,7 @@ from laya_cases.core.answers import AnswerError
 from laya_cases.core.jsontext import NOT_UNICODE
 from laya_cases.core.dataset import Row
 from laya_cases.record.decisions import DecisionBuffer
+from laya_cases.store import schema as store_schema
 from laya_cases.store.schema import SCHEMA_VERSION
 from laya_cases.store.warehouse import Warehouse
 
@@ -58,6 +59,7 @@ class RunRecorder:
         self.buffer = DecisionBuffer()
         self.n_rows = 0
         self._labelled = identity.LabelledRowsDigest()
+        self._inputs: List[Any] = []        # (row_index, line) per noted row, or Arrow arrays (the bulk path)
         self._question_sets: Dict[str, Dict[str, Any]] = {}
         self._staged: Any = None            # the warehouse's staged run while staging() is open
         self.commit_rows, self.commit_seconds = commit_rows or None, commit_seconds or None
@@ -70,11 +72,44 @@ class RunRecorder:
     def note_row(self, row: Row) -> None:
         """Fold one labelled row into the run identity (S5.2 needs each distinct question set once)."""
         try:
-            self._labelled.add(row.raw)
+            self._inputs.append((row.index, self._labelled.add(row.raw)))
         except UnicodeEncodeError:    # JSON "\ud800" parses, but cannot be stored as UTF-8
             raise UsageError("%s %s" % (self.where(row), NOT_UNICODE)) from None
         self._question_sets.setdefault(json.dumps(row.questions, sort_keys=False, default=str), row.questions)
         self.n_rows += 1
+
+    def note_inputs(self, row_index: Any, lines: Any) -> None:
+        """The inputs of rows the bulk ingest path folded into the digest itself (Arrow arrays: row
+        indices and their labelled lines, core/identity.labelled_line)."""
+        self._inputs.append((row_index, lines))
+
+    def inputs(self) -> Any:
+        """The noted rows as a schema.INPUT_SCHEMA table (the store keeps it once per digest)."""
+        import pyarrow as pa
+
+        index: List[Any] = []
+        lines: List[Any] = []
+        pending_index: List[int] = []
+        pending_lines: List[str] = []
+        for first, second in self._inputs:
+            if isinstance(first, int):
+                pending_index.append(first)
+                pending_lines.append(second)
+                continue
+            if pending_index:
+                index.append(pa.array(pending_index, pa.int64()))
+                lines.append(pa.array(pending_lines, pa.string()))
+                pending_index, pending_lines = [], []
+            index.append(first.cast(pa.int64()))
+            lines.append(second.cast(pa.string()))
+        if pending_index:
+            index.append(pa.array(pending_index, pa.int64()))
+            lines.append(pa.array(pending_lines, pa.string()))
+        n = sum(len(a) for a in index)
+        digest = pa.array([self._labelled.hexdigest()] * n, pa.string()) if n else pa.array([], pa.string())
+        table = pa.table([digest, pa.chunked_array(index, pa.int64()), pa.chunked_array(lines, pa.string())],
+                         schema=store_schema.INPUT_SCHEMA)
+        return table.sort_by("row_index")
 
     def identity(self) -> Dict[str, str]:
         """The run's identity over the rows noted so far: labelled_rows_sha256 and questions_sha256."""
@@ -154,7 +189,7 @@ class RunRecorder:
         """Write what is buffered and the run row (S5 identity added to `config`); the run is visible.
         Keywords: kind, dataset, dataset_sha256, runner, config, settings, model_id, model_revision."""
         self._staged.write(self.buffer.take())
-        self._staged.commit(self._run_row(**run))
+        self._staged.commit(self._run_row(**run), inputs=self.inputs())
         return RecordedRun(self.run_id, self.n_rows, self.buffer.n_cases, self.buffer.n_errors)
 
     def _run_row(self, *, kind: str, dataset: str, dataset_sha256: Optional[str], runner: str,

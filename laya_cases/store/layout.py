@@ -9,6 +9,7 @@ every engine can read each tree with one glob, docs/readers.md):
     <root>/_staging/<id>.<pid>.<nonce>/                a run being written; never read
     <root>/_progress/run_id=<id>/progress.json         an incomplete run (committed in chunks, store/progress.py)
     <root>/relabels/relabels.parquet                   accepted gold-label corrections (store/relabels.py)
+    <root>/inputs/<labelled_rows_sha256>.parquet       each dataset row's input, once per digest (store/inputs.py)
 
 Warehouses written before slice sets had their own tree keep them in runs/run_id=<id>/slice_sets.parquet;
 they are still read. A run is written entirely under `_staging`, then committed under a short file lock
@@ -133,7 +134,11 @@ class Layout:
         self.staging_dir = self.root / "_staging"
         self.progress_dir = self.root / "_progress"
         self.relabels_file = self.root / "relabels" / "relabels.parquet"      # store/relabels.py
+        self.inputs_dir = self.root / "inputs"                                 # store/inputs.py
         self.damaged: Dict[str, str] = {}        # run id -> "<file>: <what is wrong>", from connect()
+
+    def inputs_file(self, digest: str) -> Path:
+        return self.inputs_dir / ("%s.parquet" % digest)
 
     def case_partition(self, run_id: str) -> Path:
         return self.cases_dir / (PARTITION + run_id)

@@ -137,7 +137,8 @@ class LocalWarehouse(Layout):
 
     def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with views `decisions` (every record), `cases` (records that are cases),
-        `errors` (failed calls and missing answers), `runs` and `slice_sets`, over committed runs (all,
+        `errors` (failed calls and missing answers), `runs`, `slice_sets` and `inputs` (each dataset row of
+        the runs, store/inputs.py; none for runs that predate it), over committed runs (all,
         or the ones named; a named incomplete run reads its committed chunks, and its runs row says
         `complete: false` in settings_json). A damaged run is left out of all and noted in `self.damaged`; naming one
         is a UsageError. Named runs (reports, diffs, plots, gates) read a robustness run's baseline
@@ -167,6 +168,8 @@ class LocalWarehouse(Layout):
               rows=self._incomplete_rows(ids) if run_ids is not None else None)
         _view(con, "slice_sets", [str(p.resolve()) for rid in ids for p in self.slice_set_files(rid)],
               "SLICE_SET_SCHEMA", run_id=run_id)
+        digests = sorted({d for (d,) in con.execute("SELECT DISTINCT labelled_rows_sha256 FROM runs").fetchall() if d})
+        _view(con, "inputs", [str(p.resolve()) for p in map(self.inputs_file, digests) if p.is_file()], "INPUT_SCHEMA")
         derived_views(con, run_ids is not None and not variants and bool(ids) and con.execute(
             "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0] > 0)
         return con
@@ -219,6 +222,8 @@ def _columns(schema_name: str) -> List[Tuple[str, str]]:
     """(name, type name) of each column of the schema.py table `schema_name`, in file order."""
     if schema_name == "RUN_SCHEMA":
         return [(n, kind) for n, kind, _ in schema.RUN_COLUMNS]
+    if schema_name == "INPUT_SCHEMA":
+        return [(n, kind) for n, kind, _ in schema.INPUT_COLUMNS]
     kinds = {n: kind for n, kind, _ in schema.COLUMNS}
     return [(n, kinds[n]) for n in (schema.SLICE_SET_COLUMNS if schema_name == "SLICE_SET_SCHEMA" else kinds)]
 

@@ -127,6 +127,15 @@ RUN_COLUMNS = [
     ("settings_json", _S, "Run settings and library versions (JSON)."),
 ]
 
+#: The inputs table (inputs/<labelled_rows_sha256>.parquet): each dataset row's labelled content, kept once per
+#: labelled-rows digest (store/inputs.py), so every run of the dataset shows its inputs.
+INPUT_COLUMNS = [
+    ("labelled_rows_sha256", _S, "The digest the rows belong to (the runs table's column)."),
+    ("row_index", _I, "0-based position among the dataset's rows (the decisions' row_index)."),
+    ("row_json", _S, "The row's state, questions, expected, language, tags and model as compact JSON: the "
+                     "line the digest hashes (docs/identity.md)."),
+]
+
 #: The slice_sets table (slice_sets/run_id=<id>/*.parquet): what each `slice_set` id of a run stands for.
 SLICE_SET_COLUMNS = ["slice_set", "language_key", "model_key", "qid", "tags", "answer_type", "correct"]
 
@@ -158,9 +167,9 @@ def float_columns(schema) -> set:
 
 
 def __getattr__(name: str):
-    """DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA: pyarrow schemas, built (and pyarrow imported) on first use;
-    `from laya_cases.store.schema import DECISION_SCHEMA` works as for a plain constant."""
-    if name not in ("DECISION_SCHEMA", "RUN_SCHEMA", "SLICE_SET_SCHEMA"):    # e.g. the import system's __path__
+    """DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA, INPUT_SCHEMA: pyarrow schemas, built (and pyarrow imported)
+    on first use; `from laya_cases.store.schema import DECISION_SCHEMA` works as for a plain constant."""
+    if name not in ("DECISION_SCHEMA", "RUN_SCHEMA", "SLICE_SET_SCHEMA", "INPUT_SCHEMA"):    # e.g. __path__
         raise AttributeError("module %r has no attribute %r" % (__name__, name))
     import pyarrow as pa
 
@@ -169,6 +178,8 @@ def __getattr__(name: str):
                           metadata={b"schema": SCHEMA_VERSION.encode()})
     elif name == "RUN_SCHEMA":
         value = pa.schema([pa.field(n, arrow_type(kind)) for n, kind, _ in RUN_COLUMNS])
+    elif name == "INPUT_SCHEMA":
+        value = pa.schema([pa.field(n, arrow_type(kind)) for n, kind, _ in INPUT_COLUMNS])
     else:
         decision = globals().get("DECISION_SCHEMA") or __getattr__("DECISION_SCHEMA")
         value = pa.schema([decision.field(n) for n in SLICE_SET_COLUMNS])

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
 from laya_cases.core.errors import UsageError
+from laya_cases.store import inputs as run_inputs
 from laya_cases.store import progress as run_progress
 from laya_cases.store.files import TMP, commit_lock, fsync_path, parquet_options, write_table
 from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, ROW_GROUP_ROWS, RUN_FILE,
@@ -193,12 +194,15 @@ class StagedRun:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def commit(self, run_row: Dict[str, object]) -> None:
-        """Make the run visible: its cases, then its slice sets, then its runs entry (the commit point)."""
+    def commit(self, run_row: Dict[str, object], inputs=None) -> None:
+        """Make the run visible: the dataset's inputs file (`inputs`: a schema.INPUT_SCHEMA table, kept once
+        per labelled-rows digest, store/inputs.py), its cases, then its slice sets, then its runs entry (the
+        commit point)."""
         import pyarrow as pa
-        
 
+        digest = run_row.get("labelled_rows_sha256")
         if self.chunked:                 # earlier chunks are committed: add the last one, then the runs entry
+            run_inputs.place(self.warehouse, self.path, digest, inputs)
             run_progress.commit_final(self, run_row)
             return
         self.close()
@@ -213,6 +217,7 @@ class StagedRun:
             for name in os.listdir(directory):
                 fsync_path(directory / name)
             fsync_path(directory)
+        run_inputs.place(self.warehouse, self.path, digest, inputs)     # before the run: no run without its inputs
         wh = self.warehouse
         with commit_lock(wh):
             run_progress.check_owner(self)       # not committed, and no incomplete run of the id

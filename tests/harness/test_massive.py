@@ -446,3 +446,15 @@ def test_a_language_with_failed_rows_reports_its_error_and_the_macro_leaves_it_o
     assert doc["summary"]["macro_accuracy"] == doc["report"]["en"]["accuracy"]
     assert res.stdout.splitlines()[1] == "de     error: RuntimeError: runner exploded on 'leise'"
     assert fail.exit_code == 1 and Warehouse(tmp_path / "wh").run_ids() == ["e"]     # --on-error fail: nothing
+
+
+@pytest.mark.slow
+def test_the_run_keeps_each_rows_input_once(harness_store):
+    """store/inputs.py: the massive run's dataset rows, the utterance as the state, one file for the run."""
+    wh, _stdout, _doc = harness_store
+    con = connect(wh, ["h"])
+    rows = con.execute("SELECT i.row_index, json_extract_string(i.row_json, '$.state.utterance') FROM inputs i "
+                       "ORDER BY 1").fetchall()
+    assert len(rows) == 36 and len(list((wh.root / "inputs").iterdir())) == 1
+    texts = [r["text"] for code in ("en", "de", "fr") for r in data.load(code, MASSIVE).records[:12]]
+    assert [t for _, t in rows] == texts

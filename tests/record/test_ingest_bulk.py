@@ -61,12 +61,21 @@ def ingest_both(tmp_path: Path, path: Path, monkeypatch=None) -> int:
         seen.append(self)
         return original(self, *args, **kwargs)
 
-    ingest_bulk.BulkIngest.run = spy
+    inputs: List[pa.Table] = []               # the inputs each path hands the store (store/inputs.py)
+    original_inputs = record.RunRecorder.inputs
+
+    def spy_inputs(self):
+        inputs.append(original_inputs(self))
+        return inputs[-1]
+
+    ingest_bulk.BulkIngest.run, record.RunRecorder.inputs = spy, spy_inputs
     try:
         ingest(wh, str(path), run_id="bulk", bulk=True)
+        ingest(wh, str(path), run_id="rows", bulk=False)
     finally:
-        ingest_bulk.BulkIngest.run = original
-    ingest(wh, str(path), run_id="rows", bulk=False)
+        ingest_bulk.BulkIngest.run, record.RunRecorder.inputs = original, original_inputs
+    assert inputs[0].equals(inputs[1])
+    assert inputs[1]["row_index"].to_pylist() == list(range(inputs[1].num_rows))
     (bulk, bulk_layout, bulk_run, bulk_sets), (rows, rows_layout, rows_run, rows_sets) = \
         _runs(wh, "bulk"), _runs(wh, "rows")
     assert bulk_run == rows_run

@@ -267,6 +267,8 @@ class BulkIngest:
             upto = len(fast) if pos is None else int(np.searchsorted(fast, pos))
             if upto > done:
                 digest.update(memoryview(data)[offsets[done]:offsets[upto]])
+                rec.note_inputs(pa.array(row_index[fast[done:upto]], pa.int64()),   # the lines less their LF
+                                pc.utf8_slice_codeunits(compact.slice(done, upto - done), 0, -1))
                 rec.n_rows += upto - done
                 done = upto
             if pos is None:

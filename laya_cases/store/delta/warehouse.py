@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from laya_cases.core.errors import UsageError
-from laya_cases.store.schema import DECISION_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
+from laya_cases.store.schema import DECISION_SCHEMA, INPUT_SCHEMA, RUN_SCHEMA, SLICE_SET_SCHEMA
 from laya_cases.store.delta import tables as delta
 from laya_cases.store.delta.url import check_warehouse, parse
 from laya_cases.store.files import write_table
@@ -126,6 +126,7 @@ class DeltaTables(LocalWarehouse):
                     raise UsageError("warehouse %s: table %s is damaged: %s" % (
                         self.root, table, str(exc).splitlines()[0][:300])) from None
             _register(con, view, empty if data is None else data, names)
+        _register(con, "inputs", INPUT_SCHEMA.empty_table(), INPUT_SCHEMA.names)     # kept by local stores only
         derived_views(con, bool(eager and not variants and runs.num_rows
                                 and "robustness" in runs.column("kind").to_pylist()))
         return con
@@ -191,7 +192,8 @@ class DeltaStagedRun(StagedRun):
         """No chunks: the run stays staged and commits whole (the writer keeps its part file open)."""
         return False
 
-    def commit(self, run_row: Dict[str, object]) -> None:
+    def commit(self, run_row: Dict[str, object], inputs=None) -> None:
+        """The run as Delta transactions; the dataset's inputs (store/inputs.py) are a local store's only."""
         self.close()
         if self.rows_written == 0:
             write_table(DECISION_SCHEMA.empty_table(), self.cases_path / CASE_FILE)

@@ -103,6 +103,11 @@ def _json_text(value: Optional[str]) -> str:
         return value
 
 
+def _input_text(value: Any) -> str:
+    """A stored input as a reader wants it: a string as is, anything else as indented JSON in its own order."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+
+
 def _marks(option: str, case: Dict[str, Any]) -> str:
     gold = case["expected_json"] is not None and option in (case["expected_json"], _json_text(case["expected_json"]).strip('"'))
     return " ".join(m for m, on in (("gold", gold), ("predicted", option == case["predicted"])) if on)
@@ -115,11 +120,17 @@ def case_page(run_id: str, case: Dict[str, Any]) -> str:
     rows = [["<td>%s</td>" % esc(k), cell(", ".join(case[k] or [])) if k == "tags" else cell(case[k])] for k in main]
     body = ["<h2>Decision</h2>", table(["field", "value"], rows, "case")]
     body.append("<h2>Gold</h2><pre id=\"gold\">%s</pre>" % esc(_json_text(case["expected_json"])))
+    row = json.loads(case["input_json"]) if case.get("input_json") else None
     if case.get("state_json") is not None:
         body.append("<h2>State</h2><pre id=\"state\">%s</pre>" % esc(_json_text(case["state_json"])))
+    elif row is not None and "state" in row:
+        body.append("<h2>State</h2><pre id=\"state\">%s</pre>" % esc(_input_text(row["state"])))
     else:
-        body.append('<h2>State</h2><p class="muted" id="state">Not stored in this run (the store keeps a digest of '
-                    'the state in case_id; harness runs record it in state_json).</p>')
+        body.append('<h2>State</h2><p class="muted" id="state">Not stored in this run: it was committed before '
+                    'the store kept each dataset row (the store keeps a digest of the state in case_id).</p>')
+    question = (row.get("questions") or {}).get(case["qid"]) if isinstance(row, dict) else None
+    if question is not None:
+        body.append("<h2>Question</h2><pre id=\"question\">%s</pre>" % esc(_input_text(question)))
     body.append("<h2>Instructions</h2><pre>%s</pre>" % esc(case["instructions"] or ""))
     options, texts, probs = case["options"] or [], case["option_texts"] or [], case["probabilities"] or []
     if options:
@@ -128,7 +139,7 @@ def case_page(run_id: str, case: Dict[str, Any]) -> str:
                  for i, o in enumerate(options)]
         body.append("<h2>Options</h2>" + table(["option", "text", "probability", ""], orows, "options"))
     body.append("<h2>Answer</h2><pre id=\"answer\">%s</pre>" % esc(_json_text(case["answer_json"])))
-    shown = set(main) | {"expected_json", "state_json", "instructions", "options", "option_texts", "probabilities",
+    shown = set(main) | {"expected_json", "state_json", "input_json", "instructions", "options", "option_texts", "probabilities",
                          "answer_json", "run_id"}
     extra = [["<td>%s</td>" % esc(k), cell(json.dumps(v) if isinstance(v, list) else v)]
              for k, v in case.items() if k not in shown and v is not None]
