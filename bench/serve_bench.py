@@ -56,6 +56,10 @@ def main() -> None:
         ("keyset page in the middle", "/run/big/cases?after_row=%d&after_qid=intent" % mid),
         ("keyset page near the end", "/run/big/cases?after_row=%d&after_qid=intent" % (args.rows - 30)),
         ("one case", "/run/big/case?row=%d&qid=%s" % (mid, "intent")),
+        ("sorted by confidence, descending", "/run/big/cases?sort=confidence&dir=desc"),
+        ("sorted, offset page in the middle", "/run/big/cases?sort=confidence&offset=%d" % mid),
+        ("searched (q=refund)", "/run/big/cases?q=refund"),
+        ("searched and sorted, as CSV", "/run/big/cases?q=refund&sort=predicted&format=csv"),
     ]
     t = time.perf_counter()
     assert client.get(pages[0][1]).status_code == 200          # opens the run's connection (cached after)

@@ -3,7 +3,9 @@
 400 pages and leaves the store's files as they were."""
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import re
 import subprocess
@@ -139,6 +141,10 @@ FUZZ = [
     "/run/demo/case?row=0x10&qid=intent", "/run/demo/case?row=%EF%BC%91&qid=intent", "/run/demo/case?row=1&qid=..%2f..",
     "/compare?a=demo", "/compare?a=demo&b=..%2fother", "/compare?a=demo&b=other&by=language%27--",
     "/compare?a=demo&b=other&by=" + "x" * 5000, "/?q=%00",
+    "/run/demo/cases?sort=confidence%3Bdrop", "/run/demo/cases?sort=state", "/run/demo/cases?dir=up",
+    "/run/demo/cases?format=xml", "/run/demo/cases?offset=-1", "/run/demo/cases?offset=99999999999",
+    "/run/demo/cases?q=%01x", "/run/demo/cases?q=" + "x" * 600, "/run/demo/cases?sort=confidence&q=a&q=b",
+    "/run/demo/cases?sort=confidence&after_row=1&after_qid=intent", "/run/demo/cases?offset=2&after_row=1&after_qid=intent",
 ]
 
 
@@ -259,3 +265,65 @@ def test_serve_without_the_extra_announces_nothing(monkeypatch, store):
     result = CliRunner().invoke(app, ["serve", "-w", str(store)])
     assert result.exit_code == 2 and "serving" not in result.output
     assert "bash scripts/setup.sh dev" in result.output
+
+
+def _page_keys(client, url: str) -> list:
+    """(row, qid) of every case a cases URL lists, following its Next links."""
+    seen = []
+    while url:
+        text = client.get(url).text
+        for row in _case_rows(text):
+            found = re.search(r'row=(\d+)&amp;qid=([^"]+)"', row)
+            seen.append((int(found.group(1)), html.unescape(found.group(2))))
+        nxt = re.search(r'<a href="([^"]+)">Next page', text)
+        url = html.unescape(nxt.group(1)) if nxt else None
+    return seen
+
+
+def test_sort_search_and_take_away_equal_an_independent_reading(client, store):
+    """?sort/dir (every order walked by offset pages of 7) against Python's sort of the `sql` rows;
+    ?q against a substring test of each case's state (from the dataset file), gold, prediction and answer;
+    ?format=csv|json holding the page's rows, the same numbers as `sql`."""
+    from laya_cases.store.warehouse import Warehouse
+
+    con = connect(Warehouse(store), ["demo"])
+    rows = [dict(zip(("row_index", "qid", "confidence", "predicted", "language_key", "expected_json", "answer_json"), r))
+            for r in con.execute("SELECT row_index, qid, confidence, predicted, language_key, expected_json, "
+                                 "answer_json FROM cases").fetchall()]
+    key_of = {"confidence": "confidence", "predicted": "predicted", "qid": "qid", "language": "language_key"}
+    for sort, column in key_of.items():
+        for desc in (False, True):
+            present = sorted((r for r in rows if r[column] is not None), key=lambda r: (r["row_index"], r["qid"]))
+            present = sorted(present, key=lambda r: r[column], reverse=desc)     # stable: ties stay in row order
+            want = [(r["row_index"], r["qid"]) for r in present]
+            want += sorted((r["row_index"], r["qid"]) for r in rows if r[column] is None)
+            got = _page_keys(client, "/run/demo/cases?sort=%s&dir=%s&limit=7" % (sort, "desc" if desc else "asc"))
+            assert got == want, (sort, desc)
+    states = [json.loads(l)["state"] for l in (ROOT / "data" / "support.jsonl").read_text().splitlines() if l.strip()]
+    for word in ("Parcel", "refund", "zzz-nothing"):
+        want = sorted((r["row_index"], r["qid"]) for r in rows if any(
+            word.lower() in (t or "").lower() for t in (states[r["row_index"]], r["expected_json"], r["predicted"],
+                                                         r["answer_json"])))
+        assert _page_keys(client, "/run/demo/cases?q=%s&limit=500" % word) == want, word
+    page = client.get("/run/demo/cases?sort=confidence&dir=desc&limit=9&offset=3&format=json")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("application/json")
+    doc = json.loads(page.text)
+    top = sorted((r for r in rows if r["confidence"] is not None), key=lambda r: (r["row_index"], r["qid"]))
+    top = sorted(top, key=lambda r: r["confidence"], reverse=True)[3:12]
+    assert [(r["row_index"], r["qid"], r["confidence"]) for r in doc["rows"]] == [
+        (r["row_index"], r["qid"], r["confidence"]) for r in top]
+    assert doc["matching"] == len(rows)
+    text = client.get("/run/demo/cases?sort=confidence&dir=desc&limit=9&offset=3&format=csv")
+    assert text.headers["content-type"].startswith("text/csv") and "content-security-policy" in text.headers
+    lines = list(csv.reader(io.StringIO(text.text)))
+    assert lines[0][:2] == ["row_index", "qid"] and len(lines) == 10
+    assert [float(l[8]) for l in lines[1:]] == [r["confidence"] for r in top]       # exact (repr) numbers
+
+
+def test_slice_rows_link_to_their_cases(client):
+    text = client.get("/run/demo").text
+    for dim, key in (("language", "de"), ("qid", "spam"), ("tag", "vip")):
+        href = "/run/demo/cases?%s=%s" % (dim, key)
+        assert '<a href="%s">%s</a>' % (html.escape(href), key) in text
+        page = client.get(href)
+        assert page.status_code == 200 and "Cases of run demo (%s=%s)" % (dim, key) in page.text

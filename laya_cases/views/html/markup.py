@@ -19,6 +19,7 @@ tr.bad td{background:#fff1f0}tr.good td{background:#f0fff4}code,pre{font-family:
 font-size:.95em}pre{background:#f6f6f8;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 nav a{margin-right:1em}.muted{color:#666}.plots{display:flex;flex-wrap:wrap;gap:1.5em}
 form.filters label{margin-right:1em}.ci{white-space:nowrap}svg text{font:11px sans-serif}
+.wide{overflow-x:auto;max-width:100%}a:focus,button:focus,select:focus,input:focus{outline:2px solid #0a58ca}
 """.replace("\n", "")
 
 
@@ -60,10 +61,13 @@ def cell(value: Any) -> str:
     return "<td>%s</td>" % esc(shown(value))
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", row_classes: Optional[Sequence[str]] = None) -> str:
-    """A table from escaped header texts and rows of ready cells (`num`, `cell` or raw `<td>`)."""
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", row_classes: Optional[Sequence[str]] = None,
+          raw_headers: bool = False) -> str:
+    """A table from header texts (escaped here, or ready HTML with `raw_headers`) and rows of ready cells
+    (`num`, `cell` or raw `<td>`)."""
     out = ['<table%s><thead><tr>%s</tr></thead><tbody>' % (' class="%s"' % esc(cls) if cls else "",
-                                                         "".join("<th>%s</th>" % esc(h) for h in headers))]
+                                                         "".join("<th>%s</th>" % (h if raw_headers else esc(h))
+                                                                 for h in headers))]
     for i, row in enumerate(rows):
         klass = row_classes[i] if row_classes and i < len(row_classes) and row_classes[i] else ""
         out.append("<tr%s>%s</tr>" % (' class="%s"' % esc(klass) if klass else "", "".join(row)))

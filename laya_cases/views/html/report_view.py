@@ -4,10 +4,10 @@ self-contained file (`report --html`) and by the run page of `laya-cases serve`.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from laya_cases.views.html import svg
-from laya_cases.views.html.markup import cell, esc, exact, num, shown, table
+from laya_cases.views.html.markup import cell, esc, exact, link, num, shown, table
 
 
 def _text(value: Any) -> str:
@@ -96,7 +96,10 @@ def _slice_cell(value: Any, entry: Any) -> str:
                esc(shown(ci.get("lower"), "%.3f")), esc(shown(ci.get("upper"), "%.3f"))))
 
 
-def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None) -> str:
+def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None,
+           href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+    """One table per slice dimension; with `href(dim, key)` (the serve run page) a group's name links to
+    its cases."""
     out = []
     ext = doc["extensions"]["slices"]
     for dim in (dims if dims is not None else list(doc["slices"])):
@@ -105,16 +108,17 @@ def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None) -> str:
         rows = []
         for key in sorted(groups):
             counts = ext.get(dim, {}).get(key, {})
-            rows.append(["<td>%s</td>" % esc(key), num(counts.get("n_cases"))]
+            target = href(dim, key) if href else None
+            rows.append(["<td>%s</td>" % (link(target, key) if target else esc(key)), num(counts.get("n_cases"))]
                         + [_slice_cell(groups[key].get(m), counts.get(m)) for m in names])
         out.append('<h3 id="slice-%s">by %s</h3>' % (esc(dim), esc(dim))
                    + table([dim, "cases"] + names, rows, "slice"))
     return ("<h2>Slices</h2>" + "".join(out)) if out else ""
 
 
-def sections(doc: Dict[str, Any]) -> str:
-    """Everything of the report, in reading order."""
-    return "".join([overall(doc), coverage_cuts(doc), plots(doc), slices(doc), identity(doc)])
+def sections(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+    """Everything of the report, in reading order (`href`: see slices)."""
+    return "".join([overall(doc), coverage_cuts(doc), plots(doc), slices(doc, href=href), identity(doc)])
 
 
 def cases_summary(summary: Dict[str, Any]) -> str:

@@ -14,13 +14,21 @@ from laya_cases.core.errors import UsageError
 from laya_cases.views.serve import compare as C
 from laya_cases.views.serve import pages
 from laya_cases.views.serve import params as P
+from laya_cases.views.serve import tables as T
 from laya_cases.views.serve.data import Data
 
-_CASES_PARAMS = ("language", "model", "tag", "qid", "outcome", "min_confidence", "max_confidence", "after_row",
+_CASES_PARAMS = ("language", "model", "tag", "qid", "outcome", "min_confidence", "max_confidence", "q", "sort",
+                 "dir", "offset", "format", "after_row",
                  "after_qid", "limit")
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'"}
 log = logging.getLogger("laya_cases.views.serve")
+
+
+def _taken(body_and_type) -> Response:
+    """A page's CSV or JSON (views/serve/tables.py), with the pages' headers."""
+    body, media = body_and_type
+    return Response(body, media_type=media, headers=_HEADERS)
 
 
 def _html(text: str, status: int = 200) -> HTMLResponse:
@@ -37,6 +45,44 @@ def _compare_cases(many: C.Compare, request: Request) -> Response:
     return Response(body, media_type=media, headers=_HEADERS)
 
 
+def _cases(data: Data, request: Request) -> Response:
+    """The cases page: filters, search, sort, paging, and the page as CSV or JSON."""
+    run_id = _run(data, request)
+    raw = P.single(request.query_params.multi_items(), _CASES_PARAMS)
+    choices = data.filter_values(run_id)
+    filters = {dim: P.one_of(raw.get(dim), dim, choices[dim]) for dim in ("language", "model", "qid", "tag")}
+    filters["outcome"] = P.one_of(raw.get("outcome"), "outcome", P.OUTCOMES)
+    filters["min_confidence"] = P.unit(raw.get("min_confidence"), "min_confidence")
+    filters["max_confidence"] = P.unit(raw.get("max_confidence"), "max_confidence")
+    if None not in (filters["min_confidence"], filters["max_confidence"]) and \
+            filters["min_confidence"] > filters["max_confidence"]:
+        raise P.BadRequest("min_confidence is above max_confidence")
+    filters["q"] = raw.get("q", "").strip() or None
+    sort = P.one_of(raw.get("sort"), "sort", P.SORTS) or "row"
+    descending = (P.one_of(raw.get("dir"), "dir", ("asc", "desc")) or "asc") == "desc"
+    fmt = P.one_of(raw.get("format"), "format", T.FORMATS) or "html"
+    limit = P.integer(raw.get("limit"), "limit", *P.PAGE_SIZES) or P.DEFAULT_PAGE
+    offset = P.integer(raw.get("offset"), "offset", 0, P.MAX_OFFSET)
+    after_row = P.integer(raw.get("after_row"), "after_row")
+    after_qid = P.one_of(raw.get("after_qid"), "after_qid", choices["qid"])
+    if (after_row is None) != (after_qid is None):
+        raise P.BadRequest("after_row and after_qid go together")
+    keyset = sort == "row" and not descending          # row order pages by keyset, any other by offset
+    if after_row is not None and (not keyset or offset is not None):
+        raise P.BadRequest("after_row pages the row order; a sorted page takes offset")
+    rows, n = data.cases_page(run_id, filters, None if after_row is None else (after_row, after_qid), limit,
+                              sort, descending, offset)
+    if fmt == "csv":
+        return _taken(T.as_csv(pages.CASE_COLUMNS, rows))
+    if fmt == "json":
+        return _taken(T.as_json({"run_id": run_id, "matching": n, "query": raw, "rows": rows}))
+    next_query = None
+    if len(rows) == limit:
+        next_query = (dict(raw, after_row=str(rows[-1]["row_index"]), after_qid=rows[-1]["qid"]) if keyset
+                      else dict(raw, offset=str((offset or 0) + limit)))
+    return _html(pages.cases_page(run_id, raw, choices, rows, n, next_query, limit))
+
+
 def build(wh) -> Starlette:
     data = Data(wh)
     many = C.Compare(data)
@@ -51,26 +97,7 @@ def build(wh) -> Starlette:
         return _html(pages.run_page(run_id, data.report(run_id), data.run_ids()))
 
     def cases(request: Request):
-        run_id = _run(data, request)
-        raw = P.single(request.query_params.multi_items(), _CASES_PARAMS)
-        choices = data.filter_values(run_id)
-        filters = {dim: P.one_of(raw.get(dim), dim, choices[dim]) for dim in ("language", "model", "qid", "tag")}
-        filters["outcome"] = P.one_of(raw.get("outcome"), "outcome", P.OUTCOMES)
-        filters["min_confidence"] = P.unit(raw.get("min_confidence"), "min_confidence")
-        filters["max_confidence"] = P.unit(raw.get("max_confidence"), "max_confidence")
-        if None not in (filters["min_confidence"], filters["max_confidence"]) and \
-                filters["min_confidence"] > filters["max_confidence"]:
-            raise P.BadRequest("min_confidence is above max_confidence")
-        limit = P.integer(raw.get("limit"), "limit", *P.PAGE_SIZES) or P.DEFAULT_PAGE
-        after_row = P.integer(raw.get("after_row"), "after_row")
-        after_qid = P.one_of(raw.get("after_qid"), "after_qid", choices["qid"])
-        if (after_row is None) != (after_qid is None):
-            raise P.BadRequest("after_row and after_qid go together")
-        rows, n = data.cases_page(run_id, filters, None if after_row is None else (after_row, after_qid), limit)
-        next_query = None
-        if len(rows) == limit:
-            next_query = dict(raw, after_row=str(rows[-1]["row_index"]), after_qid=rows[-1]["qid"])
-        return _html(pages.cases_page(run_id, raw, choices, rows, n, next_query, limit))
+        return _cases(data, request)
 
     def case(request: Request):
         run_id = _run(data, request)

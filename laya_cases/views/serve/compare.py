@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import threading
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -24,11 +23,12 @@ from laya_cases.query.sql import connect
 from laya_cases.report import runset
 from laya_cases.views.serve import compare_pages as V
 from laya_cases.views.serve import params as P
+from laya_cases.views.serve.tables import FORMATS, strict
 
 MIN_RUNS, MAX_RUNS = 2, 10
 DIMS = ("language", "model", "qid", "tag")
 SHOWS = ("outcome_differs", "prediction_differs", "all_wrong")
-FORMATS = ("html", "csv", "json")
+
 FIRST_WINDOW = 4096          # dataset rows the case grid reads first; doubled until a page is full
 _CACHED = 16
 
@@ -158,19 +158,8 @@ def cases(cmp: Compare, items: Sequence[Tuple[str, str]]) -> Tuple[str, str]:
         doc = {"runs": runs, "show": show, "rows": [V.per_run(runs, r) for r in found],
                "next": None if next_query is None else {"after_row": found[-1]["row_index"],
                                                         "after_qid": found[-1]["qid"]}}
-        return json.dumps(_strict(doc), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n", "application/json"
+        return json.dumps(strict(doc), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n", "application/json"
     return V.grid_page(runs, show, raw, found, counts, next_query, limit), "text/html; charset=utf-8"
-
-
-def _strict(value: Any) -> Any:
-    """Strict JSON, as `laya-cases sql --format json` writes it: a NaN or infinite number is null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strict(v) for v in value]
-    return value
 
 
 def grid_csv(runs: List[str], found: List[Dict[str, Any]]) -> str:

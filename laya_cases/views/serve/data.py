@@ -82,14 +82,18 @@ class Data:
             out[dim].append(value)
         return out
 
-    def cases_page(self, run_id: str, filters: Dict[str, Any], after: Optional[tuple], limit: int):
-        """(rows of one page, number of cases passing the filters)."""
-        params = dict(filters, run_id=run_id, after_row=None, after_qid=None, limit=None)
+    def cases_page(self, run_id: str, filters: Dict[str, Any], after: Optional[tuple], limit: int,
+                   sort: str = "row", descending: bool = False, offset: Optional[int] = None):
+        """(rows of one page, number of cases passing the filters and the search `q`); the page is in
+        `sort` order from `offset`, or in row order after the keyset `after`."""
+        params = dict(filters, run_id=run_id, after_row=None, after_qid=None, limit=None, sort=sort,
+                      descending=descending, offset=None)
         con = self.cursor(run_id)
         key = ("count",) + self._stamp(run_id) + tuple(sorted(filters.items()))      # paging re-counts nothing
         n = self._remember(self._counts, key,        # no keyset, no limit: every case the pages walk through
                            lambda: sqlfiles.count(con, "serve/cases_page.sql", params), _COUNTS)
-        params.update(after_row=after[0] if after else None, after_qid=after[1] if after else None, limit=limit)
+        params.update(after_row=after[0] if after else None, after_qid=after[1] if after else None, limit=limit,
+                      offset=offset)
         return sqlfiles.rows(sqlfiles.query(con, "serve/cases_page.sql", params)), n
 
     def case(self, run_id: str, row_index: int, qid: str) -> Optional[Dict[str, Any]]:

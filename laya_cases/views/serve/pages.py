@@ -9,7 +9,7 @@ from urllib.parse import quote, urlencode
 from laya_cases.views.html import diff_view, report_view
 from laya_cases.views.html.markup import cell, esc, link, num, page, table
 from laya_cases.views.serve.compare_pages import runs_form
-from laya_cases.views.serve.params import OUTCOMES
+from laya_cases.views.serve.params import OUTCOMES, SORTS
 
 DIMS = ("language", "model", "qid", "tag")
 CASE_COLUMNS = ("row_index", "qid", "language_key", "model_key", "tags", "answer_type", "expected_json", "predicted",
@@ -65,7 +65,8 @@ def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) ->
 def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str]) -> str:
     body = ['<p>%s &middot; compare with: %s</p>' % (link(run_href(run_id, "/cases"), "Browse the cases"),
                                                     compare_form(run_ids, run_id)),
-            report_view.sections(doc)]
+            report_view.sections(doc, href=lambda dim, key: run_href(run_id, "/cases", {dim: key})
+                                 if dim in DIMS else None)]
     return page("Run %s" % run_id, "".join(body), nav(run_id))
 
 
@@ -76,6 +77,9 @@ def cases_page(run_id: str, chosen: Dict[str, str], choices: Dict[str, List[str]
     form.append(_select("outcome", list(OUTCOMES), chosen.get("outcome")))
     for name in ("min_confidence", "max_confidence"):
         form.append('<label>%s <input name="%s" value="%s" size="6"></label>' % (esc(name), esc(name), esc(chosen.get(name, ""))))
+    form.append('<label>search <input name="q" value="%s" size="16"></label>' % esc(chosen.get("q", "")))
+    form.append(_select("sort", list(SORTS), chosen.get("sort"), "(row)"))
+    form.append(_select("dir", ["asc", "desc"], chosen.get("dir"), "(asc)"))
     form.append('<label>limit <input name="limit" value="%s" size="4"></label>' % esc(chosen.get("limit", limit)))
     form.append('<button type="submit">Filter</button></form>')
     cells = []
@@ -87,11 +91,39 @@ def cases_page(run_id: str, chosen: Dict[str, str], choices: Dict[str, List[str]
     more = ""
     if next_query is not None:
         more = "<p>%s</p>" % link(run_href(run_id, "/cases", next_query), "Next page \u2192")
-    first = {k: v for k, v in chosen.items() if k not in ("after_row", "after_qid")}
-    body = ["".join(form), '<p><span id="n-matching" data-v="%d">%d</span> case(s) match; showing %d. %s</p>'
-            % (n, n, len(rows), link(run_href(run_id, "/cases", first), "first page") if "after_row" in chosen else ""),
-            table(list(CASE_COLUMNS), cells, "cases", classes), more]
-    return page("Cases of run %s" % run_id, "".join(body), nav(run_id))
+    first = {k: v for k, v in chosen.items() if k not in ("after_row", "after_qid", "offset")}
+    paged = "after_row" in chosen or "offset" in chosen
+    take = " ".join(link(run_href(run_id, "/cases", dict(chosen, format=f)), f.upper()) for f in ("csv", "json"))
+    body = ["".join(form), '<p><span id="n-matching" data-v="%d">%d</span> case(s) match; showing %d. %s '
+            'This page as %s.</p>' % (n, n, len(rows), link(run_href(run_id, "/cases", first), "first page") if paged
+                                      else "", take),
+            wide(table([_sort_link(run_id, chosen, c) for c in CASE_COLUMNS], cells, "cases", classes, raw_headers=True)),
+            more]
+    said = ", ".join("%s=%s" % (k, v) for k, v in sorted(first.items()) if k not in ("limit", "format"))
+    return page("Cases of run %s%s" % (run_id, " (%s)" % said if said else ""), "".join(body), nav(run_id))
+
+
+#: the cases page's column headers that sort (column -> the sort key of sql/serve/cases_page.sql)
+_SORTED_BY = {"row_index": "row", "qid": "qid", "language_key": "language", "predicted": "predicted",
+              "confidence": "confidence"}
+
+
+def _sort_link(run_id: str, chosen: Dict[str, str], column: str) -> str:
+    """A header: a link that sorts by the column (again: the other way), or the plain name."""
+    key = _SORTED_BY.get(column)
+    if key is None:
+        return esc(column)
+    now = chosen.get("sort", "row") == key
+    down = now and chosen.get("dir", "asc") == "asc"
+    query = {k: v for k, v in chosen.items() if k not in ("after_row", "after_qid", "offset", "sort", "dir")}
+    query.update(sort=key, dir="desc" if down else "asc")
+    mark = (" \u25b2" if chosen.get("dir", "asc") == "asc" else " \u25bc") if now else ""
+    return link(run_href(run_id, "/cases", query), column) + esc(mark)
+
+
+def wide(html_table: str) -> str:
+    """A table that scrolls sideways in its own box, so a narrow window never scrolls the page."""
+    return '<div class="wide">%s</div>' % html_table
 
 
 def _json_text(value: Optional[str]) -> str:

@@ -13,6 +13,8 @@ MAX_INT = 2 ** 63 - 1
 PAGE_SIZES = (1, 500)
 DEFAULT_PAGE = 50
 OUTCOMES = ("correct", "incorrect", "unscored")
+SORTS = ("row", "confidence", "predicted", "qid", "language")     # the cases page's orders (sql/serve/cases_page.sql)
+MAX_OFFSET = 10_000_000
 
 
 class BadRequest(Exception):
