@@ -3,7 +3,7 @@
 -- grain: one row per case, at most $limit, after the keyset ($after_row, $after_qid) in row order, or
 --        from $offset in any other order
 -- input: cases, runs, inputs
--- params: run_id, language, model, tag, qid, outcome, min_confidence, max_confidence, q, sort, descending, after_row, after_qid, offset, limit
+-- params: run_id, language, model, tag, qid, answer_type, outcome, min_confidence, max_confidence, q, sort, descending, after_row, after_qid, offset, limit
 --         (every filter null = not applied; outcome: correct, incorrect or unscored; q: a case-insensitive
 --         substring of the case's text; sort: row, confidence, predicted, qid or language; after_row and
 --         limit null: every filtered case, which is how the page's total is counted, sql.count)
@@ -25,6 +25,7 @@ WITH hits AS (
       AND ($model::VARCHAR IS NULL OR c.model_key = $model::VARCHAR)
       AND ($tag::VARCHAR IS NULL OR list_contains(c.tags, $tag::VARCHAR))
       AND ($qid::VARCHAR IS NULL OR c.qid = $qid::VARCHAR)
+      AND ($answer_type::VARCHAR IS NULL OR c.answer_type = $answer_type::VARCHAR)
       AND ($outcome::VARCHAR IS NULL OR ($outcome::VARCHAR = 'correct' AND c.correct)
            OR ($outcome::VARCHAR = 'incorrect' AND NOT c.correct)
            OR ($outcome::VARCHAR = 'unscored' AND c.correct IS NULL))

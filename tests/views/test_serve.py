@@ -145,6 +145,8 @@ FUZZ = [
     "/run/demo/cases?format=xml", "/run/demo/cases?offset=-1", "/run/demo/cases?offset=99999999999",
     "/run/demo/cases?q=%01x", "/run/demo/cases?q=" + "x" * 600, "/run/demo/cases?sort=confidence&q=a&q=b",
     "/run/demo/cases?sort=confidence&after_row=1&after_qid=intent", "/run/demo/cases?offset=2&after_row=1&after_qid=intent",
+    "/case?runs=demo&row=1&qid=intent", "/case?runs=demo,other&row=x&qid=intent", "/case?runs=demo,other&row=1&qid=nope",
+    "/case?runs=demo,other", "/case?runs=demo,demo&row=1&qid=intent", "/case?runs=demo,other&row=1&qid=intent&x=1",
 ]
 
 
@@ -327,3 +329,41 @@ def test_slice_rows_link_to_their_cases(client):
         assert '<a href="%s">%s</a>' % (html.escape(href), key) in text
         page = client.get(href)
         assert page.status_code == 200 and "Cases of run demo (%s=%s)" % (dim, key) in page.text
+
+
+def test_a_flipped_case_opens_side_by_side_in_both_runs(client, store):
+    """The compare page's flipped rows link to /case?runs=A,B: each run's prediction, confidence and
+    correctness as `sql` has them, the input once, every option's probability per run."""
+    from laya_cases.store.warehouse import Warehouse
+
+    text = client.get("/compare?a=demo&b=other").text
+    links = [html.unescape(h) for h in re.findall(r'href="(/case\?runs=demo%2Cother[^"]*)"', text)]
+    assert links
+    row, qid = re.search(r"row=(\d+)&qid=([^&]+)", links[0]).groups()
+    page = client.get(links[0])
+    assert page.status_code == 200 and 'id="state"' in page.text and "not stored" not in page.text
+    con = connect(Warehouse(store), ["demo", "other"])
+    for run in ("demo", "other"):
+        predicted, confidence = con.execute("SELECT predicted, confidence FROM cases WHERE run_id = ? AND row_index = ? "
+                                            "AND qid = ?", [run, int(row), qid]).fetchone()
+        assert html.escape(predicted) in page.text and 'data-v="%r"' % confidence in page.text
+    grid = client.get("/compare/cases?runs=demo,other&show=outcome_differs").text
+    assert "/case?runs=demo%2Cother&amp;row=" in grid
+
+
+def test_a_metric_and_a_reliability_bin_link_to_the_cases_behind_them(client, store):
+    from laya_cases.store.warehouse import Warehouse
+
+    con = connect(Warehouse(store), ["demo"])
+    text = client.get("/run/demo").text
+    href = html.unescape(re.search(r'<td id="m-choice_accuracy"><a href="([^"]+)"', text).group(1))
+    page = client.get(href).text
+    wrong = con.execute("SELECT count(*) FROM cases WHERE answer_type = 'choice' AND NOT correct").fetchone()[0]
+    assert 'id="n-matching" data-v="%d"' % wrong in page and wrong > 0
+    bins = re.findall(r'<a href="(/run/demo/cases\?min_confidence=[^"]+)">(\d+)</a>', text)
+    assert bins
+    for href, shown_n in bins:
+        lower, upper = (float(v) for v in re.search(r"min_confidence=([^&]+)&amp;max_confidence=([^&]+)", href).groups())
+        n = con.execute("SELECT count(*) FROM cases WHERE confidence BETWEEN ? AND ?", [lower, upper]).fetchone()[0]
+        page = client.get(html.unescape(href)).text
+        assert 'id="n-matching" data-v="%d"' % n in page and n >= int(shown_n)   # edges included on the page

@@ -4,9 +4,9 @@ page of `laya-cases serve`."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from laya_cases.views.html.markup import cell, esc, num, table
+from laya_cases.views.html.markup import cell, esc, link, num, table
 
 #: flipped cases shown per page/file; the JSON (`diff --json`) lists all
 FLIPS_SHOWN = 200
@@ -57,13 +57,16 @@ def slices(d: Dict[str, Any]) -> str:
     return ("<h2>Per slice</h2>" + "".join(out)) if out else ""
 
 
-def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN) -> str:
+def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN, href: Optional[Callable[[int, str], str]] = None) -> str:
+    """The flipped cases; with `href(row, qid)` (the serve compare page) a row links to the case side by side."""
     items = d["flips"]
     if not items:
         return "<h2>Flipped cases</h2><p>No case flipped.</p>"
     rows, classes = [], []
     for f in items[:shown]:
-        rows.append(["<td>%s</td>" % esc(f["flip"].replace("_", " ")), num(f["row_index"]), num(f["line_no"]),
+        where = ("<td>%s</td>" % link(href(f["row_index"], f["qid"]), f["row_index"]) if href
+                 else num(f["row_index"]))
+        rows.append(["<td>%s</td>" % esc(f["flip"].replace("_", " ")), where, num(f["line_no"]),
                      cell(f["qid"]), "<td><code>%s</code></td>" % esc(json.dumps(f["expected_a"], ensure_ascii=False)),
                      cell(f["predicted_a"]), num(f["confidence_a"]), cell(f["predicted_b"]), num(f["confidence_b"]),
                      cell("yes" if f["label_changed"] else "")])
@@ -75,5 +78,5 @@ def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN) -> str:
                      "label changed"], rows, "flips", classes) + more)
 
 
-def sections(d: Dict[str, Any]) -> str:
-    return summary(d) + slices(d) + flips(d)
+def sections(d: Dict[str, Any], href: Optional[Callable[[int, str], str]] = None) -> str:
+    return summary(d) + slices(d) + flips(d, href=href)

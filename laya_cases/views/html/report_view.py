@@ -35,7 +35,9 @@ def identity(doc: Dict[str, Any]) -> str:
     return "<h2>Run</h2>" + table(["field", "value"], rows, "identity")
 
 
-def overall(doc: Dict[str, Any]) -> str:
+def overall(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+    """Every overall metric with its counts (and interval); with `href("metric", name)` a metric links to
+    the cases behind it."""
     ext = doc["extensions"]["overall"]
     boot = doc["extensions"]["run"].get("bootstrap")
     level = "%g%%" % (100 * boot["level"]) if boot else ""
@@ -43,7 +45,9 @@ def overall(doc: Dict[str, Any]) -> str:
     rows = []
     for name in sorted(doc["overall"]):
         entry = ext.get(name)
-        rows.append(['<td id="m-%s">%s</td>' % (esc(name), esc(name)), num(doc["overall"][name]), _counts(entry)]
+        target = href("metric", name) if href else None
+        rows.append(['<td id="m-%s">%s</td>' % (esc(name), link(target, name) if target else esc(name)),
+                     num(doc["overall"][name]), _counts(entry)]
                     + ([_ci(entry)] if boot else []))
     note = ('<p class="muted">Intervals: %s percentile bootstrap, B=%s row resamples, seed %s.</p>'
             % (esc(level), esc(boot["B"]), esc(boot["seed"])) if boot else "")
@@ -72,13 +76,17 @@ def coverage_cuts(doc: Dict[str, Any]) -> str:
                                               "selective accuracy"], rows, "coverage")
 
 
-def plots(doc: Dict[str, Any]) -> str:
+def plots(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+    """The two plots and the bin table; with `href("bin", "lower,upper")` a bin links to its cases."""
     ext = doc["extensions"]["overall"]
     bins = ext.get("reliability") or []
     body = ['<div class="plots">', svg.reliability(bins, doc["overall"].get("ece")),
             svg.risk_coverage(ext.get("risk_coverage") or [], doc["overall"].get("aurc")), "</div>"]
     if bins:
-        rows = [[num(b.get("bin")), num(b.get("lower")), num(b.get("upper")), num(b.get("n_b")),
+        def cases(b: Dict[str, Any]) -> str:
+            target = href("bin", "%r,%r" % (b["lower"], b["upper"])) if href and b.get("n_b") else None
+            return "<td>%s</td>" % link(target, b["n_b"]) if target else num(b.get("n_b"))
+        rows = [[num(b.get("bin")), num(b.get("lower")), num(b.get("upper")), cases(b),
                  num(b.get("mean_confidence")), num(b.get("accuracy")), num(b.get("gap"))] for b in bins]
         body.append("<details><summary>Reliability bins</summary>%s</details>"
                     % table(["bin", "lower", "upper", "cases", "mean confidence", "accuracy", "gap"], rows, "bins"))
@@ -117,8 +125,9 @@ def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None,
 
 
 def sections(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
-    """Everything of the report, in reading order (`href`: see slices)."""
-    return "".join([overall(doc), coverage_cuts(doc), plots(doc), slices(doc, href=href), identity(doc)])
+    """Everything of the report, in reading order (`href(kind, key)`: links to the cases behind a
+    metric, a reliability bin or a slice group; see overall, plots and slices)."""
+    return "".join([overall(doc, href), coverage_cuts(doc), plots(doc, href), slices(doc, href=href), identity(doc)])
 
 
 def cases_summary(summary: Dict[str, Any]) -> str:

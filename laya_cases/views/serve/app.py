@@ -12,12 +12,13 @@ from starlette.routing import Route
 
 from laya_cases.core.errors import UsageError
 from laya_cases.views.serve import compare as C
+from laya_cases.views.serve import compare_pages as V
 from laya_cases.views.serve import pages
 from laya_cases.views.serve import params as P
 from laya_cases.views.serve import tables as T
 from laya_cases.views.serve.data import Data
 
-_CASES_PARAMS = ("language", "model", "tag", "qid", "outcome", "min_confidence", "max_confidence", "q", "sort",
+_CASES_PARAMS = ("language", "model", "tag", "qid", "answer_type", "outcome", "min_confidence", "max_confidence", "q", "sort",
                  "dir", "offset", "format", "after_row",
                  "after_qid", "limit")
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
@@ -52,6 +53,7 @@ def _cases(data: Data, request: Request) -> Response:
     choices = data.filter_values(run_id)
     filters = {dim: P.one_of(raw.get(dim), dim, choices[dim]) for dim in ("language", "model", "qid", "tag")}
     filters["outcome"] = P.one_of(raw.get("outcome"), "outcome", P.OUTCOMES)
+    filters["answer_type"] = P.one_of(raw.get("answer_type"), "answer_type", ("choice", "noul", "score"))
     filters["min_confidence"] = P.unit(raw.get("min_confidence"), "min_confidence")
     filters["max_confidence"] = P.unit(raw.get("max_confidence"), "max_confidence")
     if None not in (filters["min_confidence"], filters["max_confidence"]) and \
@@ -81,6 +83,22 @@ def _cases(data: Data, request: Request) -> Response:
         next_query = (dict(raw, after_row=str(rows[-1]["row_index"]), after_qid=rows[-1]["qid"]) if keyset
                       else dict(raw, offset=str((offset or 0) + limit)))
     return _html(pages.cases_page(run_id, raw, choices, rows, n, next_query, limit))
+
+
+def _side(data: Data, many: C.Compare, request: Request) -> Response:
+    """One case side by side in 2-10 runs of one dataset: /case?runs=A,B&row=N&qid=Q."""
+    items = request.query_params.multi_items()
+    runs = C.run_list(items, data.run_ids())
+    many.check(runs)                                  # one dataset: the same row is the same case
+    raw = P.single([(n, v) for n, v in items if n not in ("runs", "run")], ("row", "qid"))
+    if "row" not in raw or "qid" not in raw:
+        raise P.BadRequest("a case is named by row and qid")
+    row = P.integer(raw["row"], "row")
+    qid = P.one_of(raw["qid"], "qid", sorted({q for r in runs for q in data.filter_values(r)["qid"]}))
+    cases = {r: data.case(r, row, qid) for r in runs}
+    if all(c is None for c in cases.values()):
+        raise HTTPException(404, "no run of %s has a case at row %d with qid %s" % (", ".join(runs), row, qid))
+    return _html(V.side_page(runs, row, qid, cases))
 
 
 def build(wh) -> Starlette:
@@ -139,6 +157,7 @@ def build(wh) -> Starlette:
     routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
               Route("/run/{run_id}/case", case), Route("/compare", compare),
               Route("/compare/cases", lambda request: _compare_cases(many, request)),
+              Route("/case", lambda request: _side(data, many, request)),
               Route("/run/{rest:path}", no_page)]
     handlers = {P.BadRequest: bad_request, UsageError: bad_request, HTTPException: http_error, Exception: server_error}
     return Starlette(routes=routes, exception_handlers=handlers)

@@ -27,6 +27,11 @@ def compare_href(runs: List[str], **extra: Any) -> str:
     return "/compare?" + urlencode(query)
 
 
+def side_href(runs: List[str], row: int, qid: str) -> str:
+    """The case side by side in the runs (app.py `/case`)."""
+    return "/case?" + urlencode({"runs": ",".join(runs), "row": row, "qid": qid})
+
+
 def grid_href(runs: List[str], **extra: Any) -> str:
     query = dict({"runs": ",".join(runs)}, **{k: v for k, v in extra.items() if v is not None})
     return "/compare/cases?" + urlencode(query)
@@ -184,7 +189,8 @@ def grid_page(runs: List[str], show: Optional[str], chosen: Dict[str, str], foun
     rows = []
     for r in found:
         entry = per_run(runs, r)
-        rows.append([cell(r["row_index"]), "<td>%s</td>" % esc(r["qid"]), "<td>%s</td>" % esc(r["language_key"] or ""),
+        rows.append(["<td>%s</td>" % link(side_href(runs, r["row_index"], r["qid"]), r["row_index"]),
+                     "<td>%s</td>" % esc(r["qid"]), "<td>%s</td>" % esc(r["language_key"] or ""),
                      "<td>%s</td>" % esc(r["expected_json"] or "")]
                     + [_answer_cell(run, entry["runs"][run], r["qid"]) for run in runs])
     n = counts[show] if show else counts["cases"]
@@ -198,3 +204,41 @@ def grid_page(runs: List[str], show: Optional[str], chosen: Dict[str, str], foun
     if next_query is not None:
         body.append("<p>%s</p>" % link("/compare/cases?" + urlencode(next_query), "Next page \u2192"))
     return page("Cases of %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"))
+
+
+#: the decision fields the side-by-side page lines up, one row each
+SIDE_FIELDS = ("predicted", "confidence", "correct", "answer_type", "confidence_source", "language_key", "model_key",
+               "call_ms")
+
+
+def side_page(runs: List[str], row: int, qid: str, cases: Dict[str, Optional[Dict[str, Any]]]) -> str:
+    """One case in 2-10 runs side by side: its input once (the store's inputs), the gold, each run's
+    decision, every option's probability per run, each run's raw answer; a run without the case says so."""
+    found = [c for c in cases.values() if c is not None]
+    row_json = next((c["input_json"] for c in found if c.get("input_json")), None)
+    data = json.loads(row_json) if row_json else {}
+    body = []
+    if "state" in data:
+        state = data["state"]
+        body.append("<h2>State</h2><pre id=\"state\">%s</pre>" % esc(
+            state if isinstance(state, str) else json.dumps(state, ensure_ascii=False, indent=2)))
+    else:
+        body.append('<p class="muted" id="state">The input is not stored for these runs.</p>')
+    if found:
+        body.append("<h2>Gold</h2><pre id=\"gold\">%s</pre>" % esc(found[0]["expected_json"] or ""))
+    head = ["field"] + [link(_run_link(r, "/case", {"row": row, "qid": qid}), r) for r in runs]
+    lines = [["<td>%s</td>" % esc(f)] + [cell(None if cases[r] is None else cases[r].get(f)) if cases[r] is not None
+                                          else '<td class="muted">(no case)</td>' for r in runs] for f in SIDE_FIELDS]
+    body.append("<h2>Decisions</h2>" + '<div class="wide">%s</div>' % table(head, lines, "side", raw_headers=True))
+    options = next((c["options"] for c in found if c.get("options")), None) or []
+    if options:
+        def p(run: str, i: int) -> str:
+            probs = (cases[run] or {}).get("probabilities") or []
+            return num(probs[i] if i < len(probs) else None)
+        orows = [["<td>%s</td>" % esc(o)] + [p(r, i) for r in runs] for i, o in enumerate(options)]
+        body.append("<h2>Probabilities</h2>" + '<div class="wide">%s</div>' % table(
+            ["option"] + list(runs), orows, "side-options"))
+    body.append("<h2>Raw answers</h2>" + "".join("<h3>%s</h3><pre>%s</pre>" % (esc(r), esc(
+        "(no case)" if cases[r] is None else cases[r].get("answer_json") or "")) for r in runs))
+    return page("Case %d / %s in %d runs: %s" % (row, qid, len(runs), ", ".join(runs)), "".join(body),
+                link("/", "Runs") + " " + link(compare_href(runs), "Compare these runs"))

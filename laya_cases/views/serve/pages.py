@@ -8,7 +8,7 @@ from urllib.parse import quote, urlencode
 
 from laya_cases.views.html import diff_view, report_view
 from laya_cases.views.html.markup import cell, esc, link, num, page, table
-from laya_cases.views.serve.compare_pages import runs_form
+from laya_cases.views.serve.compare_pages import runs_form, side_href
 from laya_cases.views.serve.params import OUTCOMES, SORTS
 
 DIMS = ("language", "model", "qid", "tag")
@@ -65,15 +65,32 @@ def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) ->
 def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str]) -> str:
     body = ['<p>%s &middot; compare with: %s</p>' % (link(run_href(run_id, "/cases"), "Browse the cases"),
                                                     compare_form(run_ids, run_id)),
-            report_view.sections(doc, href=lambda dim, key: run_href(run_id, "/cases", {dim: key})
-                                 if dim in DIMS else None)]
+            report_view.sections(doc, href=lambda kind, key: _drill(run_id, kind, key))]
     return page("Run %s" % run_id, "".join(body), nav(run_id))
+
+
+#: the metrics whose cases are worth a link: the wrong answers behind them
+_WRONG_OF = {"choice_accuracy": "choice", "noul_accuracy": "noul"}
+
+
+def _drill(run_id: str, kind: str, key: str) -> Optional[str]:
+    """The cases page behind a number of the run page: a slice group, a metric, a reliability bin."""
+    if kind in DIMS:
+        return run_href(run_id, "/cases", {kind: key})
+    if kind == "metric" and key in _WRONG_OF:
+        return run_href(run_id, "/cases", {"answer_type": _WRONG_OF[key], "outcome": "incorrect",
+                                           "sort": "confidence", "dir": "desc"})
+    if kind == "bin":
+        lower, upper = key.split(",")
+        return run_href(run_id, "/cases", {"min_confidence": lower, "max_confidence": upper, "sort": "confidence"})
+    return None
 
 
 def cases_page(run_id: str, chosen: Dict[str, str], choices: Dict[str, List[str]], rows: List[Dict[str, Any]],
                n: int, next_query: Optional[Dict[str, str]], limit: int) -> str:
     form = ['<form class="filters" method="get" action="%s">' % esc(run_href(run_id, "/cases"))]
     form += [_select(dim, choices[dim], chosen.get(dim)) for dim in DIMS if choices.get(dim)]
+    form.append(_select("answer_type", ["choice", "noul", "score"], chosen.get("answer_type")))
     form.append(_select("outcome", list(OUTCOMES), chosen.get("outcome")))
     for name in ("min_confidence", "max_confidence"):
         form.append('<label>%s <input name="%s" value="%s" size="6"></label>' % (esc(name), esc(name), esc(chosen.get(name, ""))))
@@ -181,7 +198,8 @@ def case_page(run_id: str, case: Dict[str, Any]) -> str:
 
 
 def compare_page(d: Dict[str, Any], run_ids: List[str]) -> str:
-    body = compare_form(run_ids, d["run_a"], d["run_b"], d["by"]) + diff_view.sections(d)
+    body = compare_form(run_ids, d["run_a"], d["run_b"], d["by"]) + diff_view.sections(
+        d, href=lambda row, qid: side_href([d["run_a"], d["run_b"]], row, qid))
     return page("Compare %s -> %s" % (d["run_a"], d["run_b"]), body, nav())
 
 
