@@ -64,14 +64,15 @@ def cell(value: Any) -> str:
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", row_classes: Optional[Sequence[str]] = None,
           raw_headers: bool = False) -> str:
     """A table from header texts (escaped here, or ready HTML with `raw_headers`) and rows of ready cells
-    (`num`, `cell` or raw `<td>`)."""
-    out = ['<table%s><thead><tr>%s</tr></thead><tbody>' % (' class="%s"' % esc(cls) if cls else "",
+    (`num`, `cell` or raw `<td>`), in a box that scrolls sideways by itself: a narrow window never
+    scrolls the page."""
+    out = ['<div class="wide"><table%s><thead><tr>%s</tr></thead><tbody>' % (' class="%s"' % esc(cls) if cls else "",
                                                          "".join("<th>%s</th>" % (h if raw_headers else esc(h))
                                                                  for h in headers))]
     for i, row in enumerate(rows):
         klass = row_classes[i] if row_classes and i < len(row_classes) and row_classes[i] else ""
         out.append("<tr%s>%s</tr>" % (' class="%s"' % esc(klass) if klass else "", "".join(row)))
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 

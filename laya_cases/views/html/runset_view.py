@@ -21,8 +21,8 @@ Section = Tuple[str, Sequence[str], List[List[Any]]]
 
 
 def _sections(sections: Sequence[Section]) -> str:
-    """Each table in a box that scrolls sideways by itself, so a narrow window never scrolls the page."""
-    return "".join("<h2>%s</h2><div style=\"overflow-x:auto\">%s</div>" % (
+    """Each table under its heading (markup.table boxes it: a narrow window never scrolls the page)."""
+    return "".join("<h2>%s</h2>%s" % (
         esc(heading), table(columns, [[cell(v) for v in row] for row in rows]) if rows else "<p>None.</p>")
         for heading, columns, rows in sections)
 

@@ -229,15 +229,14 @@ def side_page(runs: List[str], row: int, qid: str, cases: Dict[str, Optional[Dic
     head = ["field"] + [link(_run_link(r, "/case", {"row": row, "qid": qid}), r) for r in runs]
     lines = [["<td>%s</td>" % esc(f)] + [cell(None if cases[r] is None else cases[r].get(f)) if cases[r] is not None
                                           else '<td class="muted">(no case)</td>' for r in runs] for f in SIDE_FIELDS]
-    body.append("<h2>Decisions</h2>" + '<div class="wide">%s</div>' % table(head, lines, "side", raw_headers=True))
+    body.append("<h2>Decisions</h2>" + table(head, lines, "side", raw_headers=True))
     options = next((c["options"] for c in found if c.get("options")), None) or []
     if options:
         def p(run: str, i: int) -> str:
             probs = (cases[run] or {}).get("probabilities") or []
             return num(probs[i] if i < len(probs) else None)
         orows = [["<td>%s</td>" % esc(o)] + [p(r, i) for r in runs] for i, o in enumerate(options)]
-        body.append("<h2>Probabilities</h2>" + '<div class="wide">%s</div>' % table(
-            ["option"] + list(runs), orows, "side-options"))
+        body.append("<h2>Probabilities</h2>" + table(["option"] + list(runs), orows, "side-options"))
     body.append("<h2>Raw answers</h2>" + "".join("<h3>%s</h3><pre>%s</pre>" % (esc(r), esc(
         "(no case)" if cases[r] is None else cases[r].get("answer_json") or "")) for r in runs))
     return page("Case %d / %s in %d runs: %s" % (row, qid, len(runs), ", ".join(runs)), "".join(body),

@@ -114,7 +114,7 @@ def cases_page(run_id: str, chosen: Dict[str, str], choices: Dict[str, List[str]
     body = ["".join(form), '<p><span id="n-matching" data-v="%d">%d</span> case(s) match; showing %d. %s '
             'This page as %s.</p>' % (n, n, len(rows), link(run_href(run_id, "/cases", first), "first page") if paged
                                       else "", take),
-            wide(table([_sort_link(run_id, chosen, c) for c in CASE_COLUMNS], cells, "cases", classes, raw_headers=True)),
+            table([_sort_link(run_id, chosen, c) for c in CASE_COLUMNS], cells, "cases", classes, raw_headers=True),
             more]
     said = ", ".join("%s=%s" % (k, v) for k, v in sorted(first.items()) if k not in ("limit", "format"))
     return page("Cases of run %s%s" % (run_id, " (%s)" % said if said else ""), "".join(body), nav(run_id))
@@ -137,10 +137,6 @@ def _sort_link(run_id: str, chosen: Dict[str, str], column: str) -> str:
     mark = (" \u25b2" if chosen.get("dir", "asc") == "asc" else " \u25bc") if now else ""
     return link(run_href(run_id, "/cases", query), column) + esc(mark)
 
-
-def wide(html_table: str) -> str:
-    """A table that scrolls sideways in its own box, so a narrow window never scrolls the page."""
-    return '<div class="wide">%s</div>' % html_table
 
 
 def _json_text(value: Optional[str]) -> str:
