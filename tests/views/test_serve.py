@@ -145,6 +145,7 @@ FUZZ = [
     "/run/demo/cases?format=xml", "/run/demo/cases?offset=-1", "/run/demo/cases?offset=99999999999",
     "/run/demo/cases?q=%01x", "/run/demo/cases?q=" + "x" * 600, "/run/demo/cases?sort=confidence&q=a&q=b",
     "/run/demo/cases?sort=confidence&after_row=1&after_qid=intent", "/run/demo/cases?offset=2&after_row=1&after_qid=intent",
+    "/?sort=nope", "/?format=xml", "/?dir=sideways", "/?sort=run_id&sort=kind",
     "/case?runs=demo&row=1&qid=intent", "/case?runs=demo,other&row=x&qid=intent", "/case?runs=demo,other&row=1&qid=nope",
     "/case?runs=demo,other", "/case?runs=demo,demo&row=1&qid=intent", "/case?runs=demo,other&row=1&qid=intent&x=1",
 ]
@@ -367,3 +368,17 @@ def test_a_metric_and_a_reliability_bin_link_to_the_cases_behind_them(client, st
         n = con.execute("SELECT count(*) FROM cases WHERE confidence BETWEEN ? AND ?", [lower, upper]).fetchone()[0]
         page = client.get(html.unescape(href)).text
         assert 'id="n-matching" data-v="%d"' % n in page and n >= int(shown_n)   # edges included on the page
+
+
+def test_the_runs_list_sorts_and_is_taken_away(client, store):
+    from laya_cases.store.warehouse import Warehouse
+
+    con = connect(Warehouse(store))
+    want = con.execute("SELECT run_id, n_cases FROM runs ORDER BY run_id DESC").fetchall()
+    doc = json.loads(client.get("/?sort=run_id&dir=desc&format=json").text)
+    assert [(r["run_id"], r["n_cases"]) for r in doc["runs"]] == want
+    text = client.get("/?sort=run_id&dir=desc&format=csv")
+    assert text.headers["content-type"].startswith("text/csv")
+    assert [row[0] for row in csv.reader(io.StringIO(text.text))][1:] == [r[0] for r in want]
+    page = client.get("/?sort=run_id&dir=desc").text
+    assert page.index('href="/run/%s"' % want[0][0]) < page.index('href="/run/%s"' % want[-1][0])

@@ -101,13 +101,31 @@ def _side(data: Data, many: C.Compare, request: Request) -> Response:
     return _html(V.side_page(runs, row, qid, cases))
 
 
+def _runs(data: Data, request: Request) -> Response:
+    """The runs list, oldest first or sorted by a column (`sort`, `dir`), as HTML, CSV or JSON."""
+    raw = P.single(request.query_params.multi_items(), ("sort", "dir", "format"))
+    columns, rows, damaged = data.runs()
+    sort = P.one_of(raw.get("sort"), "sort", columns)
+    descending = (P.one_of(raw.get("dir"), "dir", ("asc", "desc")) or "asc") == "desc"
+    fmt = P.one_of(raw.get("format"), "format", T.FORMATS) or "html"
+    if sort is not None:                       # stable on the listing's own order; a null sorts last either way
+        at = columns.index(sort)
+        present = sorted((r for r in rows if r[at] is not None), key=lambda r: r[at], reverse=descending)
+        rows = present + [r for r in rows if r[at] is None]
+    records = [dict(zip(columns, r)) for r in rows]
+    if fmt == "csv":
+        return _taken(T.as_csv(columns, records))
+    if fmt == "json":
+        return _taken(T.as_json({"runs": records, "damaged": damaged}))
+    return _html(pages.runs_page(columns, rows, damaged, raw))
+
+
 def build(wh) -> Starlette:
     data = Data(wh)
     many = C.Compare(data)
 
     def runs(request: Request):
-        P.single(request.query_params.multi_items(), ())
-        return _html(pages.runs_page(*data.runs()))
+        return _runs(data, request)
 
     def run(request: Request):
         run_id = _run(data, request)

@@ -47,13 +47,21 @@ def _run_cell(column: str, value: Any) -> str:
     return cell(value)
 
 
-def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str]) -> str:
+def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str],
+              chosen: Optional[Dict[str, str]] = None) -> str:
+    """Every committed run; the column headers sort (again: the other way); CSV and JSON links."""
+    chosen = chosen or {}
     body = []
     if not rows:
         body.append("<p>No committed runs in this warehouse.</p>")
     else:
         cells = [[_run_cell(c, v) for c, v in zip(columns, r)] for r in rows]
-        body.append(table(columns, cells, "runs"))
+        def head(column: str) -> str:
+            down = chosen.get("sort") == column and chosen.get("dir", "asc") == "asc"
+            return link("/?" + urlencode({"sort": column, "dir": "desc" if down else "asc"}), column)
+        take = " ".join(link("/?" + urlencode(dict(chosen, format=f)), f.upper()) for f in ("csv", "json"))
+        body.append("<p>%d run(s). This list as %s.</p>" % (len(rows), take))
+        body.append(table([head(c) for c in columns], cells, "runs", raw_headers=True))
         run_ids = [r[columns.index("run_id")] for r in rows]
         body.append("<h2>Compare two runs</h2>" + compare_form(run_ids))
         body.append("<h2>Compare 2 to 10 runs of one dataset</h2>" + runs_form(run_ids, [], with_by=False))
