@@ -23,6 +23,7 @@ from laya_cases.query.sql import connect
 from laya_cases.report import runset
 from laya_cases.views.serve import compare_pages as V
 from laya_cases.views.serve import params as P
+from laya_cases.views.serve.data import remember
 from laya_cases.views.serve.tables import FORMATS, strict
 
 MIN_RUNS, MAX_RUNS = 2, 10
@@ -69,16 +70,7 @@ class Compare:
         self._memo: "OrderedDict[tuple, Any]" = OrderedDict()
 
     def _remember(self, cache: OrderedDict, key, make):
-        with self._lock:
-            if key in cache:
-                cache.move_to_end(key)
-                return cache[key]
-        value = make()
-        with self._lock:
-            cache[key] = value
-            while len(cache) > _CACHED:
-                cache.popitem(last=False)
-        return value
+        return remember(self._lock, cache, key, make, _CACHED)
 
     def _key(self, runs: List[str]) -> tuple:
         return tuple((r,) + tuple(self.data.wh.stamp(r)) for r in runs)

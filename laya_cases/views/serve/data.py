@@ -19,6 +19,21 @@ _CACHED = 16
 _COUNTS = 256
 
 
+def remember(lock, cache: OrderedDict, key, make, size: int):
+    """cache[key], made by make() on a miss; the `size` most recently used entries are kept. `make` runs
+    outside the lock (two requests may both make a value; either is the same)."""
+    with lock:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    value = make()
+    with lock:
+        cache[key] = value
+        while len(cache) > size:
+            cache.popitem(last=False)
+    return value
+
+
 class Data:
     """The warehouse as the pages read it."""
 
@@ -34,16 +49,7 @@ class Data:
         return self.wh.stamp(run_id)
 
     def _remember(self, cache: OrderedDict, key, make, size: int = _CACHED):
-        with self._lock:
-            if key in cache:
-                cache.move_to_end(key)
-                return cache[key]
-        value = make()
-        with self._lock:
-            cache[key] = value
-            while len(cache) > size:
-                cache.popitem(last=False)
-        return value
+        return remember(self._lock, cache, key, make, size)
 
     def cursor(self, run_id: str):
         """A cursor on the run's cached connection (views over its Parquet files; one per request)."""
