@@ -189,7 +189,7 @@ class RunRecorder:
         """Write what is buffered and the run row (S5 identity added to `config`); the run is visible.
         Keywords: kind, dataset, dataset_sha256, runner, config, settings, model_id, model_revision."""
         self._staged.write(self.buffer.take())
-        self._staged.commit(self._run_row(**run), inputs=self.inputs())
+        self._staged.commit(self._run_row(**run), inputs=self.inputs)      # built only for a new digest
         return RecordedRun(self.run_id, self.n_rows, self.buffer.n_cases, self.buffer.n_errors)
 
     def _run_row(self, *, kind: str, dataset: str, dataset_sha256: Optional[str], runner: str,

@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from laya_cases.store.files import fsync_path, write_table
 
 
-def place(wh: Any, staging: Path, digest: Optional[str], table: Any) -> Optional[Path]:
-    """Write `table` (schema.INPUT_SCHEMA rows) as the digest's inputs file unless it is there already;
-    returns the file (None when there is nothing to keep)."""
-    if not digest or table is None or table.num_rows == 0:
+def place(wh: Any, staging: Path, digest: Optional[str], make: Optional[Callable[[], Any]]) -> Optional[Path]:
+    """Write the table `make()` builds (schema.INPUT_SCHEMA rows) as the digest's inputs file unless it is
+    there already (then nothing is built); returns the file (None when there is nothing to keep)."""
+    if not digest or make is None:
         return None
     target = wh.inputs_file(digest)
     if target.exists():
         return target
+    table = make()
+    if table is None or table.num_rows == 0:
+        return None
     staged = staging / ("inputs-%s.parquet" % digest)
     write_table(table, staged)
     fsync_path(staged)

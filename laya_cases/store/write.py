@@ -195,9 +195,9 @@ class StagedRun:
             self._lock_fd = None
 
     def commit(self, run_row: Dict[str, object], inputs=None) -> None:
-        """Make the run visible: the dataset's inputs file (`inputs`: a schema.INPUT_SCHEMA table, kept once
-        per labelled-rows digest, store/inputs.py), its cases, then its slice sets, then its runs entry (the
-        commit point)."""
+        """Make the run visible: the dataset's inputs file (`inputs()` builds its schema.INPUT_SCHEMA table,
+        called only when the digest has no file yet: store/inputs.py), its cases, then its slice sets, then
+        its runs entry (the commit point)."""
         import pyarrow as pa
 
         digest = run_row.get("labelled_rows_sha256")

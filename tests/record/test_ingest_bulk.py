@@ -61,19 +61,19 @@ def ingest_both(tmp_path: Path, path: Path, monkeypatch=None) -> int:
         seen.append(self)
         return original(self, *args, **kwargs)
 
-    inputs: List[pa.Table] = []               # the inputs each path hands the store (store/inputs.py)
-    original_inputs = record.RunRecorder.inputs
+    inputs: List[pa.Table] = []               # the inputs each path would hand the store (store/inputs.py)
+    original_commit = record.RunRecorder.commit
 
-    def spy_inputs(self):
-        inputs.append(original_inputs(self))
-        return inputs[-1]
+    def spy_commit(self, **run):
+        inputs.append(self.inputs())
+        return original_commit(self, **run)
 
-    ingest_bulk.BulkIngest.run, record.RunRecorder.inputs = spy, spy_inputs
+    ingest_bulk.BulkIngest.run, record.RunRecorder.commit = spy, spy_commit
     try:
         ingest(wh, str(path), run_id="bulk", bulk=True)
         ingest(wh, str(path), run_id="rows", bulk=False)
     finally:
-        ingest_bulk.BulkIngest.run, record.RunRecorder.inputs = original, original_inputs
+        ingest_bulk.BulkIngest.run, record.RunRecorder.commit = original, original_commit
     assert inputs[0].equals(inputs[1])
     assert inputs[1]["row_index"].to_pylist() == list(range(inputs[1].num_rows))
     (bulk, bulk_layout, bulk_run, bulk_sets), (rows, rows_layout, rows_run, rows_sets) = \
