@@ -1,0 +1,134 @@
+"""`laya-cases ingest` of a hard answers file against `json.loads` of the same lines (issue 30 item 2).
+
+    nice .venv/bin/python bench/ingest_bench.py [--rows 300000] [--pool 8] [--max-questions 4]
+
+The hard case is what a user's script writes: every row asks its own subset of a pool of questions,
+in its own order (`questions`, `expected` and `answers` in that order), with distinct full-precision
+confidences and probabilities, so rows do not share one question template (record/ingest/template.py).
+Times, in this process, (1) json.loads of every line (the baseline) and (2) `ingest` into a fresh
+warehouse, and prints rows/s of each, their ratio, how many rows the column-wise templates read, peak
+RSS and the load average: the machine is shared, so compare the two numbers of one run.
+
+Measured 2026-12-04 on the shared 2-core machine (load average 5), before any change to the column-wise
+path: `--rows 50000` (125,526 decisions, 39 MB): json.loads 62,129 rows/s, ingest 21.8 s = 2,290 rows/s
+(5,748 decisions/s), ratio 0.037; templates read 14,274 of the 50,000 rows, the rest went row by row.
+`--rows 20000`: ratio 0.031, 5,336 of 20,000 rows through templates.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGUAGES = ["en", "fr", "de", "es", "ja"]
+
+
+def pool(n: int) -> dict:
+    """n question bodies, cycling through choice (3 options), noul and score."""
+    bodies = {}
+    for i in range(n):
+        kind = ("choice", "noul", "score")[i % 3]
+        body: dict = {"type": kind, "instructions": "Question %d (%s)?" % (i, kind)}
+        if kind == "choice":
+            body["criteria"] = {"refund": "money back", "cancel": "cancel an order", "other": "anything else"}
+        elif kind == "score":
+            body["criteria"] = ["low", "mid", "high"]
+        bodies["q%d" % i] = body
+    return bodies
+
+
+def write_hard(path: Path, rows: int, n_pool: int = 8, most: int = 4, seed: int = 0) -> int:
+    """The hard answers file; returns its number of decisions."""
+    rng = np.random.default_rng(seed)
+    bodies = pool(n_pool)
+    names = list(bodies)
+    labels = ["refund", "cancel", "other"]
+    decisions = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(rows):
+            k = int(rng.integers(1, most + 1))
+            qids = [names[j] for j in rng.permutation(n_pool)[:k]]
+            conf = rng.beta(5, 2, size=k).tolist()
+            expected, answers = {}, {}
+            for q, c in zip(qids, conf):
+                kind = bodies[q]["type"]
+                if kind == "choice":
+                    truth = labels[int(rng.integers(0, 3))]
+                    p = rng.dirichlet([1, 1, 1]).tolist()
+                    expected[q] = truth
+                    answers[q] = {"type": "choice", "choice": labels[int(np.argmax(p))],
+                                  "probabilities": dict(zip(labels, p)), "answer_confidence": c}
+                elif kind == "noul":
+                    expected[q] = bool(rng.random() < 0.3)
+                    answers[q] = {"type": "noul", "noul": 1 - c, "confidence": c}
+                else:
+                    expected[q] = int(rng.integers(0, 3))
+                    answers[q] = {"type": "score", "score": 2 * c, "answer_confidence": c}
+            row = {"state": "message %d: my order never arrived" % i, "questions": {q: bodies[q] for q in qids},
+                   "expected": expected, "language": LANGUAGES[i % len(LANGUAGES)], "tags": ["t%d" % (i % 4)],
+                   "answers": answers, "latency_ms": float(rng.random() * 100)}
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            decisions += k
+    return decisions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=300_000)
+    parser.add_argument("--pool", type=int, default=8, help="questions to draw each row's subset from")
+    parser.add_argument("--max-questions", type=int, default=4, help="most questions a row asks")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from laya_cases.interop import pandas_probe
+
+    pandas_probe.install()                       # as the CLI does: pyarrow need not import pandas
+    from laya_cases.record.ingest import bulk as ingest_bulk
+    from laya_cases.record.ingest.answers import ingest
+    from laya_cases.store.warehouse import Warehouse
+
+    tmp = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
+    try:
+        path = tmp / "answers.jsonl"
+        decisions = write_hard(path, args.rows, args.pool, args.max_questions)
+        size = path.stat().st_size
+        t0 = time.perf_counter()
+        with open(path, "r", encoding="utf-8") as handle:
+            for line in handle:
+                json.loads(line)
+        base = time.perf_counter() - t0
+        seen = []
+        original = ingest_bulk.BulkIngest.run
+
+        def spy(self, *a, **kw):
+            seen.append(self)
+            return original(self, *a, **kw)
+
+        ingest_bulk.BulkIngest.run = spy
+        t0 = time.perf_counter()
+        run = ingest(Warehouse(str(tmp / "wh")), str(path), run_id="bench")
+        took = time.perf_counter() - t0
+        ingest_bulk.BulkIngest.run = original
+        assert run.n_cases == decisions, (run.n_cases, decisions)
+        fast = seen[0].fast_rows if seen else 0
+        print("rows %d, decisions %d (%.0f MB), load average %s"
+              % (args.rows, decisions, size / 1e6, " ".join("%.2f" % x for x in os.getloadavg())))
+        print("json.loads baseline  %.1f s  %.0f rows/s" % (base, args.rows / base))
+        print("ingest               %.1f s  %.0f rows/s  %.0f decisions/s  (json.loads/ingest %.3f)"
+              % (took, args.rows / took, decisions / took, base / took))
+        print("rows read by templates %d of %d" % (fast, args.rows))
+        print("peak RSS %.0f MB" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
