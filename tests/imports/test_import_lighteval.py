@@ -323,3 +323,23 @@ def test_cli_imports_with_format_and_refuses_bytes(tmp_path):
     assert bad.exit_code == 2 and "--norm must be one of raw, chars for lighteval" in bad.output
     none = CliRunner().invoke(app, ["import", str(tmp_path), "--format", "lighteval", "-w", str(wh)])
     assert none.exit_code == 2 and "holds no lighteval details" in none.output
+
+
+@pytest.mark.slow
+def test_gold_as_a_list_one_gold_scored_several_unscored(tmp_path):
+    """doc.gold_index may be a list (lighteval's as_list): one gold is scored as the index, several are stored
+    as a list (unscored, S2.9); lighteval's acc (argmax in the golds) is still checked on each."""
+    def as_lists(rows):
+        for row in rows:
+            row["doc"]["gold_index"] = [row["doc"]["gold_index"]]
+        first = rows[0]["doc"]
+        first["gold_index"] = sorted({first["gold_index"][0], (first["gold_index"][0] + 1) % len(first["choices"])})
+        return pa.Table.from_pylist(rows)
+    path = _rewrite(tmp_path, "banking77_mc4", as_lists)
+    wh = Warehouse(tmp_path / "wh")
+    import_path(wh, str(path), run_id="g")
+    rows = {r["doc"]["id"]: r for r in pq.read_table(path).to_pylist()}
+    cases = {c["item_id"]: c for c in _cases(wh, "g") if c["task"] == "banking77_mc4|0"}
+    several = [i for i, r in rows.items() if len(r["doc"]["gold_index"]) > 1]
+    assert len(several) == 1 and cases[several[0]]["correct"] is None
+    assert all(float(cases[i]["correct"]) == r["metric"]["acc"] for i, r in rows.items() if i not in several)
