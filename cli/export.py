@@ -46,29 +46,33 @@ def export_command(
         console.note("wrote %s" % out)
 
 
-@app.command("import", short_help="Load lm-eval, inspect or harness logs as runs.")
+@app.command("import", short_help="Load lm-eval, lighteval, inspect or harness logs as runs.")
 def import_command(
     path: Path = typer.Argument(..., metavar="PATH", help="lm-eval --log_samples output (folder or results file), "
-                                "an inspect log, a harness document (`export --format harness`) or a laya-evals "
-                                "harness report with its cases."),
-    format_: Optional[str] = typer.Option(None, "--format", metavar="lm-eval|inspect|harness|laya-evals",
+                                "lighteval --save-details output (folder or details Parquet), an inspect log, a harness "
+                                "document (`export --format harness`) or a laya-evals harness report with its cases."),
+    format_: Optional[str] = typer.Option(None, "--format", metavar="lm-eval|lighteval|inspect|harness|laya-evals",
                                           help="The log format [default: detected from the files]."),
-    norm: str = typer.Option("raw", "--norm", metavar="raw|chars|bytes", help="lm-eval multiple choice: score "
-                             "options by raw log-likelihood (acc), per character (acc_norm) or per byte (acc_bytes)."),
+    norm: str = typer.Option("raw", "--norm", metavar="raw|chars|bytes", help="lm-eval/lighteval multiple choice: "
+                             "score options by raw log-likelihood (acc), per character (acc_norm) or per byte (acc_bytes, "
+                             "lm-eval only)."),
     item_id: Optional[str] = typer.Option(None, "--item-id", metavar="FIELD", help="lm-eval: the doc field "
-                                          "that identifies an item across languages [default: doc_id]."),
+                                          "(lighteval: the doc.specific field) that identifies an item across languages "
+                                          "[default: doc_id / doc.id]."),
     run_id: Optional[str] = typer.Option(None, "--run-id", metavar="ID", help="Run id [default: <UTC time>-<random>]; "
                                          "several runs from one PATH get ID-1, ID-2, ..."),
     warehouse: Optional[Path] = WAREHOUSE,
 ) -> None:
     """Load logs as runs (kind `import`), queryable next to ours (docs/imports.md).
 
-    One run per lm-eval results file (one model, all its tasks) or inspect log; a path
-    imported before with the same files and --norm names its run and commits nothing.
+    One run per lm-eval results file (one model, all its tasks), lighteval details
+    folder (one model and date) or inspect log; a path imported before with the same
+    files and --norm names its run and commits nothing.
 
     \b
     Examples:
       laya-cases import lm_eval_out/ --norm chars
+      laya-cases import lighteval_out/details/ --run-id le
       laya-cases import massive.json --run-id reference
       laya-cases massive report reference
     """

@@ -11,10 +11,10 @@ from typing import List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.harness.massive import document
-from laya_cases.imports import inspect_log, lmeval
+from laya_cases.imports import inspect_log, lighteval, lmeval
 from laya_cases.imports.common import ImportResult, commit_all
 
-FORMATS = ("lm-eval", "inspect", "harness", "laya-evals")
+FORMATS = ("lm-eval", "inspect", "harness", "laya-evals", "lighteval")
 
 
 def detect(path: str) -> str:
@@ -23,6 +23,8 @@ def detect(path: str) -> str:
         return "harness"                        # its reader names the missing file, as before
     if os.path.isdir(path):
         names = [n for _, _, files in os.walk(path) for n in files]
+        if any(lighteval.is_details(n) for n in names):   # before lm-eval: lighteval writes results_<date>.json too
+            return "lighteval"
         if any(lmeval.is_results(n) for n in names):
             return "lm-eval"
         if any(n.endswith(".eval") for n in names):
@@ -30,6 +32,8 @@ def detect(path: str) -> str:
         raise UsageError("%s: no lm-eval results_<date>.json or inspect .eval log in it; name the format "
                          "with --format %s" % (path, "|".join(FORMATS)))
     name = os.path.basename(path)
+    if lighteval.is_details(name):
+        return "lighteval"
     if lmeval.is_results(name) or (name.startswith("samples_") and name.endswith(".jsonl")):
         return "lm-eval"
     if name.endswith(".eval") or (name.endswith(".json") and _inspect_json(path)):
@@ -60,6 +64,8 @@ def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] 
         return [ImportResult(recorded.run_id, recorded.n_cases, False, [])]
     if fmt == "lm-eval":
         sets = [lmeval.Results(p, norm, item_id) for p in lmeval.results_files(path)]
+    elif fmt == "lighteval":
+        sets = [lighteval.Details(folder, files, norm, item_id) for folder, files in lighteval.details_sets(path)]
     else:
         sets = inspect_log.logs(path)
     ids = [run_id if run_id is None or len(sets) == 1 else "%s-%d" % (run_id, i + 1) for i in range(len(sets))]
