@@ -189,6 +189,6 @@ def diff(
         write_text(json_out, json.dumps(result, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "diff")
     write_text(markdown_out, markdown(result, show, DIFF_BLOCKS), "diff markdown")
     if html_out is not None:
-        from laya_cases.views.html.files import diff_html
-        write_text(html_out, diff_html(result), "diff HTML")
+        from laya_cases.views.html.files import diff_html, run_docs
+        write_text(html_out, diff_html(result, run_docs(warehouse_of(warehouse), [run_a, run_b])), "diff HTML")
     finish(result["gate"]["failures"])

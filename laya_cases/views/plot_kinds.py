@@ -10,7 +10,7 @@
   robustness run (laya_cases.harness.robustness.summary: sql/robustness/).
 
 Every figure is drawn with fixed sizes, fonts and no timestamp in the PNG, so the bytes are the same
-each time for the same run (plots._save).
+each time for the same run (views/charts.py, the one chart code).
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from laya_cases.harness.robustness.summary import summarize
 from laya_cases.report import build as R
 from laya_cases.query import sql as sqlfiles
 from laya_cases.query.sql import connect
-from laya_cases.views.plots import _figure, _pyplot, _save
+from laya_cases.views import charts
+from laya_cases.views.plots import _pyplot
 
 KINDS = ("calibration", "languages", "shortlist", "robustness")
 
@@ -44,7 +45,7 @@ def languages_figure(doc: Dict[str, Any], plt=None):
     metric = _accuracy_name(doc)
     langs = sorted(groups)
     counts = doc["extensions"]["slices"]["language"]
-    fig = _figure((max(6.0, 0.7 * len(langs) + 2), 6.5), plt)
+    fig = charts.figure((max(6.0, 0.7 * len(langs) + 2), 6.5), plt)
     top, bottom = fig.subplots(2, 1, sharex=True)
     xs = list(range(len(langs)))
     acc = [groups[l].get(metric, float("nan")) for l in langs]
@@ -76,7 +77,7 @@ def shortlist_figure(doc: Dict[str, Any], curve: List[Dict[str, Any]], plt=None)
     block = doc["config"].get("shortlist")
     if not isinstance(block, dict) or not curve:
         raise UsageError("run %s is not a shortlist run (make one with `laya-cases shortlist`)" % shorten(repr(run_id)))
-    fig = _figure((6, 4.5), plt)
+    fig = charts.figure((6, 4.5), plt)
     ax = fig.subplots()
     ks = [p["k"] for p in curve]
     ax.plot(ks, [p["recall"] for p in curve], marker="o", markersize=3, linewidth=1.5, label="recall@k")
@@ -99,7 +100,7 @@ def robustness_figure(summary: Dict[str, Any], plt=None):
     """Grouped bars: semantic agreement per transform, for all languages and each language."""
     names = ["all"] + sorted(summary["languages"])
     rows = [summary["summary"]] + [summary["languages"][n] for n in names[1:]]
-    fig = _figure((max(6.0, 0.9 * len(names) + 2), 4.5), plt)
+    fig = charts.figure((max(6.0, 0.9 * len(names) + 2), 4.5), plt)
     ax = fig.subplots()
     width = 0.38
     for i, kind in enumerate(("option_order", "label_rename")):
@@ -136,13 +137,4 @@ def plot_kind(wh, run_id: str, kind: str, out_dir: Path, bootstrap: int = 1000) 
     """Write the PNG(s) of one `--kind` other than calibration."""
     plt = _pyplot()
     figs = figures(wh, run_id, kind, bootstrap=bootstrap, plt=plt)      # refused before the directory exists
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError("cannot create %r: %s" % (str(out_dir), exc)) from None
-    written = []
-    for name, fig in figs.items():
-        written.append(out_dir / ("%s.png" % name))
-        _save(fig, written[-1])
-        plt.close(fig)
-    return written
+    return charts.write_png(figs, out_dir, plt)

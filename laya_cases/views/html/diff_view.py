@@ -78,5 +78,6 @@ def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN, href: Optional[Callable[[
                      "label changed"], rows, "flips", classes) + more)
 
 
-def sections(d: Dict[str, Any], href: Optional[Callable[[int, str], str]] = None) -> str:
-    return summary(d) + slices(d) + flips(d, href=href)
+def sections(d: Dict[str, Any], href: Optional[Callable[[int, str], str]] = None, charts: str = "") -> str:
+    """The diff in reading order; `charts` (the runs' calibration, HTML) goes before the flip table."""
+    return summary(d) + slices(d) + charts + flips(d, href=href)

@@ -7,10 +7,11 @@ answers), never all embedded, so a large run still gives a small file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.query import sql as sqlfiles
+from laya_cases.report import build as R
 from laya_cases.views.html import diff_view, report_view
 from laya_cases.views.html.markup import page
 from laya_cases.query.sql import connect
@@ -31,9 +32,16 @@ def report_html(doc: Dict[str, Any], summary: Dict[str, Any]) -> str:
     return page("laya-cases report: run %s" % run_id, report_view.sections(doc) + report_view.cases_summary(summary))
 
 
-def diff_html(d: Dict[str, Any]) -> str:
-    """The diff file: a diff document (diff.diff)."""
-    return page("laya-cases diff: %s -> %s" % (d["run_a"], d["run_b"]), diff_view.sections(d))
+def diff_html(d: Dict[str, Any], docs: Optional[Dict[str, Dict[str, Any]]] = None) -> str:
+    """The diff file: a diff document (diff.diff), and with `docs` (both runs' report documents, see
+    `run_docs`) their reliability and risk-coverage overlaid."""
+    charts = report_view.runs_charts(docs) if docs else ""
+    return page("laya-cases diff: %s -> %s" % (d["run_a"], d["run_b"]), diff_view.sections(d, charts=charts))
+
+
+def run_docs(wh, run_ids: List[str]) -> Dict[str, Dict[str, Any]]:
+    """Each run's report document without its cases (the numbers behind the charts), in the given order."""
+    return {run: R.build(connect(wh, [run]), run, R.Options(include_cases=False)) for run in run_ids}
 
 
 def write_html(path, text: str, what: str = "HTML report") -> None:

@@ -18,7 +18,7 @@ text-align:left;vertical-align:top}th{background:#f4f4f6}td.n{text-align:right;f
 tr.bad td{background:#fff1f0}tr.good td{background:#f0fff4}code,pre{font-family:ui-monospace,monospace;
 font-size:.95em}pre{background:#f6f6f8;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 nav a{margin-right:1em}.muted{color:#666}.plots{display:flex;flex-wrap:wrap;gap:1.5em}
-form.filters label{margin-right:1em}.ci{white-space:nowrap}svg text{font:11px sans-serif}
+form.filters label{margin-right:1em}.ci{white-space:nowrap}.chart{max-width:100%;height:auto}
 .wide{overflow-x:auto;max-width:100%}a:focus,button:focus,select:focus,input:focus{outline:2px solid #0a58ca}
 """.replace("\n", "")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, Optional
 
-from laya_cases.views.html import svg
+from laya_cases.views import charts
 from laya_cases.views.html.markup import cell, esc, exact, link, num, shown, table
 
 
@@ -76,12 +76,38 @@ def coverage_cuts(doc: Dict[str, Any]) -> str:
                                               "selective accuracy"], rows, "coverage")
 
 
+def chart_svgs(doc: Dict[str, Any]) -> str:
+    """The reliability diagram and the risk-coverage curve of the report, inline SVG (views/charts.py)."""
+    ext, overall = doc["extensions"]["overall"], doc["overall"]
+    if not ext.get("reliability"):
+        return '<p class="muted">No paired cases (confidence and correctness): nothing to plot.</p>'
+    return (charts.svg(charts.reliability({"overall": ext["reliability"]}, {"overall": overall.get("ece")},
+                                          "Reliability (overall)"))
+            + charts.svg(charts.risk_coverage({"overall": ext.get("risk_coverage") or []},
+                                              {"overall": overall.get("aurc")}, "Risk-coverage (overall)")))
+
+
+def runs_charts(docs: Dict[str, Dict[str, Any]]) -> str:
+    """Several runs' reliability lines and risk-coverage curves overlaid (inline SVG; `diff --html`)."""
+    figs = charts.run_figures(docs)
+    return '<h2>Calibration of the runs</h2><div class="plots">%s</div>' % "".join(charts.svg(f) for f in figs.values())
+
+
+def histograms(doc: Dict[str, Any], dim: str) -> str:
+    """The confidence histogram of each group of `dim` (inline SVG), or nothing without paired cases."""
+    groups = {key: entry["reliability"] for key, entry in sorted(doc["extensions"]["slices"].get(dim, {}).items())
+              if entry.get("reliability")}
+    if len(groups) < 2:                  # one group is the overall picture again
+        return ""
+    return ("<details><summary>Confidence per %s (right and wrong answers per bin)</summary>%s</details>"
+            % (esc(dim), charts.svg(charts.confidence_histograms(groups, "Confidence by %s" % dim))))
+
+
 def plots(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
     """The two plots and the bin table; with `href("bin", "lower,upper")` a bin links to its cases."""
     ext = doc["extensions"]["overall"]
     bins = ext.get("reliability") or []
-    body = ['<div class="plots">', svg.reliability(bins, doc["overall"].get("ece")),
-            svg.risk_coverage(ext.get("risk_coverage") or [], doc["overall"].get("aurc")), "</div>"]
+    body = ['<div class="plots">', chart_svgs(doc), "</div>"]
     if bins:
         def cases(b: Dict[str, Any]) -> str:
             target = href("bin", "%r,%r" % (b["lower"], b["upper"])) if href and b.get("n_b") else None
@@ -120,7 +146,7 @@ def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None,
             rows.append(["<td>%s</td>" % (link(target, key) if target else esc(key)), num(counts.get("n_cases"))]
                         + [_slice_cell(groups[key].get(m), counts.get(m)) for m in names])
         out.append('<h3 id="slice-%s">by %s</h3>' % (esc(dim), esc(dim))
-                   + table([dim, "cases"] + names, rows, "slice"))
+                   + table([dim, "cases"] + names, rows, "slice") + histograms(doc, dim))
     return ("<h2>Slices</h2>" + "".join(out)) if out else ""
 
 

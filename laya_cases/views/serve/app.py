@@ -22,7 +22,7 @@ _CASES_PARAMS = ("language", "model", "tag", "qid", "answer_type", "outcome", "m
                  "dir", "offset", "format", "after_row",
                  "after_qid", "limit")
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'"}
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data: 'self'; form-action 'self'"}
 log = logging.getLogger("laya_cases.views.serve")
 
 
@@ -159,6 +159,13 @@ def build(wh) -> Starlette:
         by = P.one_of(raw.get("by"), "by", pages.DIMS)
         return _html(pages.compare_page(data.diff(a, b, by), known))
 
+    def chart(request: Request):
+        items = request.query_params.multi_items()
+        runs = C.run_list(items, data.run_ids())
+        P.single([(n, v) for n, v in items if n not in ("runs", "run")], ())
+        name = P.one_of(request.path_params["name"], "chart", tuple(V.CHARTS))
+        return Response(data.chart(runs, name), media_type="image/svg+xml", headers=_HEADERS)
+
     def no_page(request: Request):
         raise P.BadRequest("no such page under /run/: %r" % request.url.path[:120])
 
@@ -175,6 +182,7 @@ def build(wh) -> Starlette:
     routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
               Route("/run/{run_id}/case", case), Route("/compare", compare),
               Route("/compare/cases", lambda request: _compare_cases(many, request)),
+              Route("/compare/chart/{name}.svg", chart),
               Route("/case", lambda request: _side(data, many, request)),
               Route("/run/{rest:path}", no_page)]
     handlers = {P.BadRequest: bad_request, UsageError: bad_request, HTTPException: http_error, Exception: server_error}

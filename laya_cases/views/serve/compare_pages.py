@@ -55,10 +55,22 @@ def runs_form(run_ids: List[str], chosen: List[str], by: Optional[str] = None, w
                          '<label>by <select name="by">%s</select></label> ' % dims if with_by else ""))
 
 
-def risk_coverage_overlay(runs: List[str]) -> str:
-    """Placeholder hook: the runs' risk-coverage curves on one plot belong to the charts code
-    (views/plots, owned elsewhere); nothing is drawn here yet."""
-    return ""
+CHARTS = {"risk_coverage": "risk against coverage", "reliability": "accuracy per confidence bin"}
+
+
+def chart_href(runs: List[str], name: str) -> str:
+    """The SVG of one chart of the runs (app.py `/compare/chart/NAME.svg`)."""
+    return "/compare/chart/%s.svg?%s" % (name, urlencode({"runs": ",".join(runs)}))
+
+
+def charts_section(runs: List[str]) -> str:
+    """The runs' risk-coverage curves and reliability lines, overlaid (views/charts.py), as images the
+    browser asks for after the page: each run's report is built once and remembered, and the page's
+    own numbers never wait for it."""
+    images = "".join('<img class="chart" src="%s" alt="%s of %s">' % (esc(chart_href(runs, name)), esc(what),
+                                                                       esc(", ".join(runs)))
+                     for name, what in CHARTS.items())
+    return '<h2>Calibration of the runs</h2><div class="plots">%s</div>' % images
 
 
 def _delta_cells(r: Dict[str, Any]) -> List[str]:
@@ -152,7 +164,7 @@ def compare_page(runs: List[str], by: Optional[str], deltas: List[Dict[str, Any]
     grid = " &middot; ".join([link(grid_href(runs), "every case")]
                              + [link(grid_href(runs, show=s), text) for s, text in SHOWS.items()])
     body = [runs_form(run_ids, runs, by), "<p>Case grid: %s</p>" % grid, deltas_section(runs, by, deltas),
-            slices_section(runs, by, slices), risk_coverage_overlay(runs), settings_section(runs, rows)]
+            slices_section(runs, by, slices), charts_section(runs), settings_section(runs, rows)]
     return page("Compare %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"))
 
 

@@ -13,6 +13,7 @@ from laya_cases.query import sql as sqlfiles
 from laya_cases.query.sql import connect
 from laya_cases.report import build as R
 from laya_cases.report import diff as D
+from laya_cases.views import charts
 
 DIFF_BOOTSTRAP = 2000          # `laya-cases diff`'s default, so the compare page equals `diff --json`
 _CACHED = 16
@@ -43,6 +44,7 @@ class Data:
         self._cons: "OrderedDict[tuple, Any]" = OrderedDict()
         self._docs: "OrderedDict[tuple, Any]" = OrderedDict()
         self._counts: "OrderedDict[tuple, int]" = OrderedDict()
+        self._charts: "OrderedDict[tuple, str]" = OrderedDict()
 
     # ------------------------------------------------------------------ caches
     def _stamp(self, run_id: str) -> tuple:
@@ -74,6 +76,12 @@ class Data:
         def make():
             return R.build(connect(self.wh, [run_id]), run_id, R.Options(include_cases=False))
         return self._remember(self._docs, ("report",) + self._stamp(run_id), make)
+
+    def chart(self, runs: List[str], name: str) -> str:
+        """The SVG of one overlay chart of the runs (views/charts.run_figures), from their cached reports."""
+        def make():
+            return charts.svg(charts.run_figures({r: self.report(r) for r in runs})[name])
+        return self._remember(self._charts, (name,) + tuple((r,) + tuple(self._stamp(r)) for r in runs), make)
 
     def diff(self, run_a: str, run_b: str, by: Optional[str]) -> Dict[str, Any]:
         """`diff A B [--by DIM] --json`, as a dict."""

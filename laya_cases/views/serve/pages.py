@@ -8,7 +8,7 @@ from urllib.parse import quote, urlencode
 
 from laya_cases.views.html import diff_view, report_view
 from laya_cases.views.html.markup import cell, esc, link, num, page, table
-from laya_cases.views.serve.compare_pages import runs_form, side_href
+from laya_cases.views.serve.compare_pages import charts_section, runs_form, side_href
 from laya_cases.views.serve.params import OUTCOMES, SORTS
 
 DIMS = ("language", "model", "qid", "tag")
@@ -203,7 +203,8 @@ def case_page(run_id: str, case: Dict[str, Any]) -> str:
 
 def compare_page(d: Dict[str, Any], run_ids: List[str]) -> str:
     body = compare_form(run_ids, d["run_a"], d["run_b"], d["by"]) + diff_view.sections(
-        d, href=lambda row, qid: side_href([d["run_a"], d["run_b"]], row, qid))
+        d, href=lambda row, qid: side_href([d["run_a"], d["run_b"]], row, qid),
+        charts=charts_section([d["run_a"], d["run_b"]]))
     return page("Compare %s -> %s" % (d["run_a"], d["run_b"]), body, nav())
 
 
