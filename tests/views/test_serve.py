@@ -148,6 +148,10 @@ FUZZ = [
     "/?sort=nope", "/?format=xml", "/?dir=sideways", "/?sort=run_id&sort=kind",
     "/case?runs=demo&row=1&qid=intent", "/case?runs=demo,other&row=x&qid=intent", "/case?runs=demo,other&row=1&qid=nope",
     "/case?runs=demo,other", "/case?runs=demo,demo&row=1&qid=intent", "/case?runs=demo,other&row=1&qid=intent&x=1",
+    "/run/demo?sort=nope", "/run/demo?sort=ece%27--", "/run/demo?dir=up", "/run/demo?format=xml",
+    "/run/demo?sort=ece&sort=brier", "/compare?a=demo&b=other&sort=expected_a", "/compare?a=demo&b=other&dir=x",
+    "/compare?a=demo&b=other&format=pdf", "/compare/chart/x.svg?runs=demo,other", "/compare/chart/reliability.svg?runs=demo",
+    "/compare/chart/reliability.svg?runs=demo,other&by=language",
 ]
 
 
@@ -382,3 +386,46 @@ def test_the_runs_list_sorts_and_is_taken_away(client, store):
     assert [row[0] for row in csv.reader(io.StringIO(text.text))][1:] == [r[0] for r in want]
     page = client.get("/?sort=run_id&dir=desc").text
     assert page.index('href="/run/%s"' % want[0][0]) < page.index('href="/run/%s"' % want[-1][0])
+
+
+@pytest.mark.slow
+def test_the_run_page_sorts_its_slices_and_is_taken_away(client, store):
+    """`/run/R?sort=&dir=` orders the slice groups; `?format=json` is the page's report and `?format=csv`
+    every number of it, one per line; both read against `report --json` here, not through the server."""
+    want = report_json(store)
+    got = json.loads(client.get("/run/demo?format=json").text)
+    assert got["overall"] == want["overall"] and got["slices"] == want["slices"]
+    lines = list(csv.DictReader(io.StringIO(client.get("/run/demo?format=csv").text)))
+    expected = [("overall", "", m, v) for m, v in sorted(want["overall"].items())]
+    expected += [(dim, key, m, v) for dim in sorted(want["slices"]) for key in sorted(want["slices"][dim])
+                 for m, v in sorted(want["slices"][dim][key].items())]
+    assert [(r["dim"], r["key"], r["metric"]) for r in lines] == [e[:3] for e in expected]
+    for r, (_, _, _, value) in zip(lines, expected):
+        assert (r["value"] == "" and value is None) or float(r["value"]) == value or (value != value)
+    groups = want["slices"]["language"]
+    order = sorted(groups, key=lambda k: (-groups[k]["choice_accuracy"], k))
+    text = client.get("/run/demo?sort=choice_accuracy&dir=desc").text
+    table = re.search(r'<h3 id="slice-language">.*?</table>', text, re.S).group(0)
+    assert [m for m in re.findall(r'language=([a-z]+)"', table)] == order
+    assert 'href="/run/demo?sort=choice_accuracy&amp;dir=asc#slice-language"' in table      # again: the other way
+    assert "<title>Run demo (slices by choice_accuracy, descending)</title>" in text
+
+
+@pytest.mark.slow
+def test_the_two_run_compare_sorts_its_flips_and_is_taken_away(client, store, tmp_path):
+    out = tmp_path / "d.json"
+    cli("diff", "demo", "other", "-w", str(store), "--json", str(out), check=True)
+    flips = json.loads(out.read_text(encoding="utf-8"))["flips"]
+    assert len(flips) > 2
+    present = [f for f in flips if f["confidence_a"] is not None]
+    want = sorted(present, key=lambda f: -f["confidence_a"]) + [f for f in flips if f["confidence_a"] is None]
+    keys = [(f["row_index"], f["qid"]) for f in want]
+    url = "/compare?a=demo&b=other&sort=confidence_a&dir=desc"
+    assert [(f["row_index"], f["qid"]) for f in json.loads(client.get(url + "&format=json").text)["flips"]] == keys
+    rows = list(csv.DictReader(io.StringIO(client.get(url + "&format=csv").text)))
+    assert [(int(r["row_index"]), r["qid"]) for r in rows] == keys
+    assert [r["confidence_a"] for r in rows] == [repr(f["confidence_a"]) for f in want]
+    text = client.get(url).text
+    table = re.search(r'<table class="flips">.*?</table>', text, re.S).group(0)
+    assert [int(r) for r in re.findall(r'<td><a href="/case\?[^"]*">(\d+)</a></td>', table)] == [k[0] for k in keys]
+    assert 'sort=confidence_a&amp;dir=asc#flips' in table and "format=csv" in text

@@ -99,6 +99,10 @@ def test_walk_from_the_runs_to_the_csv_of_a_three_run_grid(server, store, browse
     assert page.locator("#state").inner_text().strip() == state
     step("5-side-by-side")
     page.goto(server + "/compare?runs=demo,other,third")                           # three runs
+    charts = page.locator("img.chart")                                             # drawn, not blocked by the CSP
+    assert charts.count() == 2
+    page.wait_for_function("() => [...document.querySelectorAll('img.chart')].every(i => i.complete)")
+    assert charts.evaluate_all("c => c.map(i => i.naturalWidth > 200)") == [True, True]
     step("6-compare-3")
     page.click('a:has-text("prediction differs")')
     differs = con.execute("SELECT count(*) FROM (SELECT case_id FROM cases GROUP BY case_id "

@@ -57,8 +57,16 @@ def slices(d: Dict[str, Any]) -> str:
     return ("<h2>Per slice</h2>" + "".join(out)) if out else ""
 
 
-def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN, href: Optional[Callable[[int, str], str]] = None) -> str:
-    """The flipped cases; with `href(row, qid)` (the serve compare page) a row links to the case side by side."""
+#: The flip table's columns: (the flip entry's key, its header); `expected_a` does not sort.
+FLIP_COLUMNS = (("flip", "direction"), ("row_index", "row"), ("line_no", "line"), ("qid", "qid"),
+                ("expected_a", "expected"), ("predicted_a", "A"), ("confidence_a", "A confidence"),
+                ("predicted_b", "B"), ("confidence_b", "B confidence"), ("label_changed", "label changed"))
+
+
+def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN, href: Optional[Callable[[int, str], str]] = None,
+          head: Optional[Callable[[str, str], str]] = None) -> str:
+    """The flipped cases; with `href(row, qid)` (the serve compare page) a row links to the case side by side,
+    and `head(key, header)` gives a header's HTML (serve: a link that sorts by it)."""
     items = d["flips"]
     if not items:
         return "<h2>Flipped cases</h2><p>No case flipped.</p>"
@@ -73,11 +81,12 @@ def flips(d: Dict[str, Any], shown: int = FLIPS_SHOWN, href: Optional[Callable[[
         classes.append("bad" if f["flip"] == "right_to_wrong" else "good")
     more = ('<p class="muted">%d more flipped case(s): `laya-cases diff --json` lists all.</p>'
             % (len(items) - shown) if len(items) > shown else "")
-    return ("<h2>Flipped cases (%d)</h2>" % len(items)
-            + table(["direction", "row", "line", "qid", "expected", "A", "A confidence", "B", "B confidence",
-                     "label changed"], rows, "flips", classes) + more)
+    headers = [head(key, text) if head else esc(text) for key, text in FLIP_COLUMNS]
+    return ('<h2 id="flips">Flipped cases (%d)</h2>' % len(items)
+            + table(headers, rows, "flips", classes, raw_headers=True) + more)
 
 
-def sections(d: Dict[str, Any], href: Optional[Callable[[int, str], str]] = None, charts: str = "") -> str:
+def sections(d: Dict[str, Any], href: Optional[Callable[[int, str], str]] = None, charts: str = "",
+             head: Optional[Callable[[str, str], str]] = None) -> str:
     """The diff in reading order; `charts` (the runs' calibration, HTML) goes before the flip table."""
-    return summary(d) + slices(d) + charts + flips(d, href=href)
+    return summary(d) + slices(d) + charts + flips(d, href=href, head=head)

@@ -81,11 +81,12 @@ def link(href: str, text: Any) -> str:
     return '<a href="%s">%s</a>' % (esc(href), esc(text))
 
 
-def page(title: str, body: str, nav: str = "") -> str:
-    """A whole document: no script, no external resource."""
+def page(title: str, body: str, nav: str = "", images: bool = False) -> str:
+    """A whole document: no script, no external resource; with `images` (serve's compare pages) it may
+    show images of its own server (the charts it draws after the page: views/serve/compare_pages.py)."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            "img-src data:; form-action 'self'\">"
+            "img-src data:%s; form-action 'self'\">"
             "<title>%s</title><style>%s</style></head>\n<body>%s<h1>%s</h1>\n%s\n</body></html>\n"
-            % (esc(title), STYLE, "<nav>%s</nav>" % nav if nav else "", esc(title), body))
+            % (" 'self'" if images else "", esc(title), STYLE, "<nav>%s</nav>" % nav if nav else "", esc(title), body))

@@ -4,7 +4,7 @@ self-contained file (`report --html`) and by the run page of `laya-cases serve`.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from laya_cases.views import charts
 from laya_cases.views.html.markup import cell, esc, exact, link, num, shown, table
@@ -130,30 +130,50 @@ def _slice_cell(value: Any, entry: Any) -> str:
                esc(shown(ci.get("lower"), "%.3f")), esc(shown(ci.get("upper"), "%.3f"))))
 
 
+def _group_order(groups: Dict[str, Any], counts: Dict[str, Any], sort: Optional[Tuple[str, bool]]) -> List[str]:
+    """The group keys by name, or by `sort` = (column, descending): "cases" or a metric; a missing or NaN
+    value last either way, ties by name."""
+    keys = sorted(groups)
+    if sort is None or sort[0] == "key":
+        return keys[::-1] if sort and sort[1] else keys
+
+    def value(key: str) -> Any:
+        v = counts.get(key, {}).get("n_cases") if sort[0] == "cases" else groups[key].get(sort[0])
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+    present = sorted((k for k in keys if value(k) is not None), key=value, reverse=sort[1])
+    return present + [k for k in keys if value(k) is None]
+
+
 def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None,
-           href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+           href: Optional[Callable[[str, str], Optional[str]]] = None, sort: Optional[Tuple[str, bool]] = None,
+           head: Optional[Callable[[str, str], str]] = None) -> str:
     """One table per slice dimension; with `href(dim, key)` (the serve run page) a group's name links to
-    its cases."""
+    its cases. `sort` = (column, descending) orders the groups ("key", "cases" or a metric), and
+    `head(dim, column)` gives a header's HTML (serve: a link that sorts by it)."""
     out = []
     ext = doc["extensions"]["slices"]
     for dim in (dims if dims is not None else list(doc["slices"])):
         groups = doc["slices"].get(dim, {})
         names = sorted({m for g in groups.values() for m in g})
         rows = []
-        for key in sorted(groups):
+        for key in _group_order(groups, ext.get(dim, {}), sort):
             counts = ext.get(dim, {}).get(key, {})
             target = href(dim, key) if href else None
             rows.append(["<td>%s</td>" % (link(target, key) if target else esc(key)), num(counts.get("n_cases"))]
                         + [_slice_cell(groups[key].get(m), counts.get(m)) for m in names])
+        columns = [("key", dim), ("cases", "cases")] + [(m, m) for m in names]
+        headers = [head(dim, c) if head else esc(text) for c, text in columns]
         out.append('<h3 id="slice-%s">by %s</h3>' % (esc(dim), esc(dim))
-                   + table([dim, "cases"] + names, rows, "slice") + histograms(doc, dim))
+                   + table(headers, rows, "slice", raw_headers=True) + histograms(doc, dim))
     return ("<h2>Slices</h2>" + "".join(out)) if out else ""
 
 
-def sections(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+def sections(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None,
+             sort: Optional[Tuple[str, bool]] = None, head: Optional[Callable[[str, str], str]] = None) -> str:
     """Everything of the report, in reading order (`href(kind, key)`: links to the cases behind a
-    metric, a reliability bin or a slice group; see overall, plots and slices)."""
-    return "".join([overall(doc, href), coverage_cuts(doc), plots(doc, href), slices(doc, href=href), identity(doc)])
+    metric, a reliability bin or a slice group; `sort`, `head`: the slice tables' order and headers)."""
+    return "".join([overall(doc, href), coverage_cuts(doc), plots(doc, href), slices(doc, href=href, sort=sort, head=head),
+                    identity(doc)])
 
 
 def cases_summary(summary: Dict[str, Any]) -> str:

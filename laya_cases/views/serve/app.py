@@ -101,6 +101,25 @@ def _side(data: Data, many: C.Compare, request: Request) -> Response:
     return _html(V.side_page(runs, row, qid, cases))
 
 
+def _two(data: Data, request: Request) -> Response:
+    """/compare?a=A&b=B[&by=][&sort=&dir=][&format=]: two runs' diff, its flips sortable and taken away."""
+    raw = P.single(request.query_params.multi_items(), ("a", "b", "by", "sort", "dir", "format"))
+    if "a" not in raw or "b" not in raw:
+        raise P.BadRequest("compare needs two runs: ?a=RUN&b=RUN")
+    known = data.run_ids()
+    a, b = P.run_id(raw["a"], known), P.run_id(raw["b"], known)
+    by = P.one_of(raw.get("by"), "by", pages.DIMS)
+    sort = P.one_of(raw.get("sort"), "sort", pages.FLIP_SORTS)
+    descending = (P.one_of(raw.get("dir"), "dir", ("asc", "desc")) or "asc") == "desc"
+    fmt = P.one_of(raw.get("format"), "format", T.FORMATS) or "html"
+    d = pages.sorted_flips(data.diff(a, b, by), sort, descending)
+    if fmt == "json":
+        return _taken(T.as_json(d))
+    if fmt == "csv":
+        return _taken(T.as_csv([key for key, _ in pages.FLIP_COLUMNS], d["flips"]))
+    return _html(pages.compare_page(d, known, sort, descending))
+
+
 def _runs(data: Data, request: Request) -> Response:
     """The runs list, oldest first or sorted by a column (`sort`, `dir`), as HTML, CSV or JSON."""
     raw = P.single(request.query_params.multi_items(), ("sort", "dir", "format"))
@@ -129,8 +148,16 @@ def build(wh) -> Starlette:
 
     def run(request: Request):
         run_id = _run(data, request)
-        P.single(request.query_params.multi_items(), ())
-        return _html(pages.run_page(run_id, data.report(run_id), data.run_ids()))
+        raw = P.single(request.query_params.multi_items(), ("sort", "dir", "format"))
+        doc = data.report(run_id)
+        sort = P.one_of(raw.get("sort"), "sort", pages.slice_columns(doc))
+        descending = (P.one_of(raw.get("dir"), "dir", ("asc", "desc")) or "asc") == "desc"
+        fmt = P.one_of(raw.get("format"), "format", T.FORMATS) or "html"
+        if fmt == "json":
+            return _taken(T.as_json(doc))
+        if fmt == "csv":
+            return _taken(T.as_csv(T.REPORT_COLUMNS, T.report_rows(doc)))
+        return _html(pages.run_page(run_id, doc, data.run_ids(), sort, descending))
 
     def cases(request: Request):
         return _cases(data, request)
@@ -151,13 +178,7 @@ def build(wh) -> Starlette:
         items = request.query_params.multi_items()
         if any(name in ("runs", "run") for name, _ in items):      # 2-10 runs: compare.py
             return _html(C.page(many, items))
-        raw = P.single(request.query_params.multi_items(), ("a", "b", "by"))
-        if "a" not in raw or "b" not in raw:
-            raise P.BadRequest("compare needs two runs: ?a=RUN&b=RUN")
-        known = data.run_ids()
-        a, b = P.run_id(raw["a"], known), P.run_id(raw["b"], known)
-        by = P.one_of(raw.get("by"), "by", pages.DIMS)
-        return _html(pages.compare_page(data.diff(a, b, by), known))
+        return _two(data, request)
 
     def chart(request: Request):
         items = request.query_params.multi_items()

@@ -165,7 +165,7 @@ def compare_page(runs: List[str], by: Optional[str], deltas: List[Dict[str, Any]
                              + [link(grid_href(runs, show=s), text) for s, text in SHOWS.items()])
     body = [runs_form(run_ids, runs, by), "<p>Case grid: %s</p>" % grid, deltas_section(runs, by, deltas),
             slices_section(runs, by, slices), charts_section(runs), settings_section(runs, rows)]
-    return page("Compare %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"))
+    return page("Compare %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"), images=True)
 
 
 def per_run(runs: List[str], row: Dict[str, Any]) -> Dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 from urllib.parse import quote, urlencode
 
 from laya_cases.views.html import diff_view, report_view
+from laya_cases.views.html.diff_view import FLIP_COLUMNS
 from laya_cases.views.html.markup import cell, esc, link, num, page, table
 from laya_cases.views.serve.compare_pages import charts_section, runs_form, side_href
 from laya_cases.views.serve.params import OUTCOMES, SORTS
@@ -70,11 +71,26 @@ def runs_page(columns: List[str], rows: List[tuple], damaged: Dict[str, str],
     return page("Runs", "".join(body))
 
 
-def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str]) -> str:
-    body = ['<p>%s &middot; compare with: %s</p>' % (link(run_href(run_id, "/cases"), "Browse the cases"),
-                                                    compare_form(run_ids, run_id)),
-            report_view.sections(doc, href=lambda kind, key: _drill(run_id, kind, key))]
-    return page("Run %s" % run_id, "".join(body), nav(run_id))
+def slice_columns(doc: Dict[str, Any]) -> List[str]:
+    """What the run page's slice tables sort by: the group name, its cases, or any metric they show."""
+    return ["key", "cases"] + sorted({m for groups in doc["slices"].values() for g in groups.values() for m in g})
+
+
+def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str], sort: Optional[str] = None,
+             descending: bool = False) -> str:
+    """The report of one run; its slice tables sorted by `sort` (a slice_columns name) when given."""
+    def head(dim: str, column: str) -> str:
+        down = sort == column and not descending
+        mark = (" \u25bc" if descending else " \u25b2") if sort == column else ""
+        target = run_href(run_id, "", {"sort": column, "dir": "desc" if down else "asc"}) + "#slice-" + dim
+        return link(target, dim if column == "key" else column) + esc(mark)
+    order = (sort, descending) if sort else None
+    body = ['<p>%s &middot; compare with: %s &middot; this page as %s, %s</p>'
+            % (link(run_href(run_id, "/cases"), "Browse the cases"), compare_form(run_ids, run_id),
+               link(run_href(run_id, "", {"format": "json"}), "json"), link(run_href(run_id, "", {"format": "csv"}), "csv")),
+            report_view.sections(doc, href=lambda kind, key: _drill(run_id, kind, key), sort=order, head=head)]
+    said = " (slices by %s%s)" % (sort, ", descending" if descending else "") if sort else ""
+    return page("Run %s%s" % (run_id, said), "".join(body), nav(run_id))
 
 
 #: the metrics whose cases are worth a link: the wrong answers behind them
@@ -201,11 +217,40 @@ def case_page(run_id: str, case: Dict[str, Any]) -> str:
     return page(title, "".join(body), nav(run_id))
 
 
-def compare_page(d: Dict[str, Any], run_ids: List[str]) -> str:
-    body = compare_form(run_ids, d["run_a"], d["run_b"], d["by"]) + diff_view.sections(
-        d, href=lambda row, qid: side_href([d["run_a"], d["run_b"]], row, qid),
-        charts=charts_section([d["run_a"], d["run_b"]]))
-    return page("Compare %s -> %s" % (d["run_a"], d["run_b"]), body, nav())
+#: The flip table's columns that sort (diff_view.FLIP_COLUMNS keys).
+FLIP_SORTS = ("flip", "row_index", "line_no", "qid", "predicted_a", "confidence_a", "predicted_b", "confidence_b",
+              "label_changed")
+
+
+def sorted_flips(d: Dict[str, Any], sort: Optional[str], descending: bool) -> Dict[str, Any]:
+    """The diff with its flips in `sort` order (stable on diff's own order; a null last either way)."""
+    if sort is None:
+        return d
+    present = sorted((f for f in d["flips"] if f[sort] is not None), key=lambda f: f[sort], reverse=descending)
+    return dict(d, flips=present + [f for f in d["flips"] if f[sort] is None])
+
+
+def compare_href(a: str, b: str, by: Optional[str], **extra: str) -> str:
+    return "/compare?" + urlencode(dict({"a": a, "b": b}, **({"by": by} if by else {}), **extra))
+
+
+def compare_page(d: Dict[str, Any], run_ids: List[str], sort: Optional[str] = None, descending: bool = False) -> str:
+    """Two runs' diff; the flip table sorted by `sort` (a FLIP_SORTS key), its headers links that sort."""
+    a, b, by = d["run_a"], d["run_b"], d["by"]
+
+    def head(key: str, text: str) -> str:
+        if key not in FLIP_SORTS:
+            return esc(text)
+        down = sort == key and not descending
+        mark = (" \u25bc" if descending else " \u25b2") if sort == key else ""
+        return link(compare_href(a, b, by, sort=key, dir="desc" if down else "asc") + "#flips", text) + esc(mark)
+    taken = dict({"sort": sort, "dir": "desc" if descending else "asc"} if sort else {})
+    body = (compare_form(run_ids, a, b, by)
+            + "<p>This page as %s, %s (every flip)</p>" % (link(compare_href(a, b, by, format="json", **taken), "json"),
+                                                          link(compare_href(a, b, by, format="csv", **taken), "csv"))
+            + diff_view.sections(d, href=lambda row, qid: side_href([a, b], row, qid), charts=charts_section([a, b]),
+                                 head=head))
+    return page("Compare %s -> %s%s" % (a, b, " (flips by %s)" % sort if sort else ""), body, nav(), images=True)
 
 
 def error_page(status: int, message: str) -> str:

@@ -50,3 +50,28 @@ def as_csv(columns: Sequence[str], rows: List[Dict[str, Any]]) -> Tuple[str, str
 
 def as_json(doc: Dict[str, Any]) -> Tuple[str, str]:
     return json.dumps(strict(doc), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n", JSON_TYPE
+
+
+REPORT_COLUMNS = ("dim", "key", "metric", "value", "ci_lower", "ci_upper", "n_cases")
+
+
+def report_rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Every number of a run page as one long table: the overall metrics (dim "overall"), then each slice
+    group's, in the report's key order; a bootstrap interval where the report has one."""
+    out = []
+    ext = doc["extensions"]
+
+    def row(dim: str, key: str, metric: str, value: Any, entry: Any, n: Any) -> Dict[str, Any]:
+        ci = entry.get("ci") if isinstance(entry, dict) else None
+        return {"dim": dim, "key": key, "metric": metric, "value": value, "n_cases": n,
+                "ci_lower": ci.get("lower") if ci else None, "ci_upper": ci.get("upper") if ci else None}
+    for metric in sorted(doc["overall"]):
+        out.append(row("overall", "", metric, doc["overall"][metric], ext["overall"].get(metric),
+                       ext["run"].get("n_cases")))
+    for dim in sorted(doc["slices"]):
+        for key in sorted(doc["slices"][dim]):
+            counts = ext["slices"].get(dim, {}).get(key, {})
+            for metric in sorted(doc["slices"][dim][key]):
+                out.append(row(dim, key, metric, doc["slices"][dim][key][metric], counts.get(metric),
+                               counts.get("n_cases")))
+    return out
