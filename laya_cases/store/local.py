@@ -171,11 +171,15 @@ class LocalWarehouse(Layout):
             else:
                 ids.append(rid)
                 healthy[rid] = known.get(rid)
-        self._remember(healthy, began, every=run_ids is None)
+        kept = self._remember(healthy, began, every=run_ids is None)
         run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else RUN_ID_OF_FILE
         runs_dir = os.path.realpath(str(self.runs_dir))         # one resolve, not one a run
-        _view(con, "runs", [os.path.join(runs_dir, PARTITION + rid, RUN_FILE) for rid in ids
-                            if run_ids is None or self.has_run(rid)], "RUN_SCHEMA",
+        run_files_of = {rid: os.path.join(runs_dir, PARTITION + rid, RUN_FILE) for rid in ids
+                        if run_ids is None or self.has_run(rid)}
+        if runs_only and run_ids is None and verdicts.cache_dir() is not None:
+            self._runs_view_kept(con, run_files_of, known, kept)
+            return con
+        _view(con, "runs", list(run_files_of.values()), "RUN_SCHEMA",
               rows=self._incomplete_rows(ids) if run_ids is not None else None)
         if runs_only:
             return con
@@ -236,11 +240,11 @@ class LocalWarehouse(Layout):
                     known[rid] = key
         return known, began
 
-    def _remember(self, healthy: Dict[str, Optional[list]], began: int, every: bool) -> None:
+    def _remember(self, healthy: Dict[str, Optional[list]], began: int, every: bool) -> Dict[str, list]:
         """Keep the verdicts of the healthy runs whose files are settled (verdicts.settled); `every`: the
         runs checked are all the store's, so the entries of runs no longer there are dropped."""
         if verdicts.cache_dir() is None:
-            return
+            return {}
         before = getattr(self, "_verdicts", {})
         keep = {} if every else {rid: key for rid, key in before.items() if rid not in healthy}
         for rid, key in healthy.items():
@@ -249,6 +253,41 @@ class LocalWarehouse(Layout):
                 keep[rid] = key
         if keep != before:
             verdicts.save(os.path.realpath(str(self.root)), keep)
+        return keep
+
+    def _runs_view_kept(self, con, files: Dict[str, str], known: Dict[str, list], kept: Dict[str, list]) -> None:
+        """The `runs` view over every healthy committed run (`files`: id -> run.parquet), reading the rows of
+        runs whose run.parquet is unchanged since they were kept (verdicts.snapshot_load) from that one file,
+        the others from their own; then keeps the rows of every settled healthy run for the next reader."""
+        import duckdb
+
+        root = os.path.realpath(str(self.root))
+        snapshot, reused = verdicts.snapshot_load(root), []
+        if snapshot is not None:
+            path, keys = snapshot
+            reused = [rid for rid in files if rid in known and keys.get(rid) == known[rid][0]]
+            try:
+                if reused:
+                    con.execute("CREATE TEMP TABLE _runs_kept AS SELECT * FROM read_parquet(%s, hive_partitioning = "
+                                "false) WHERE list_contains($ids, run_id)" % sql_list([path]), {"ids": reused})
+                    if con.execute("SELECT count(*) FROM _runs_kept").fetchone()[0] != len(reused):
+                        raise duckdb.Error("the kept rows do not match their index")
+            except duckdb.Error:
+                con.execute("DROP TABLE IF EXISTS _runs_kept")
+                reused = []
+        if not reused:
+            _view(con, "runs", list(files.values()), "RUN_SCHEMA")
+        else:
+            from_files = [path for rid, path in files.items() if rid not in set(reused)]
+            more = " UNION ALL BY NAME SELECT * FROM read_parquet(%s, hive_partitioning = false)" \
+                % sql_list(from_files) if from_files else ""
+            con.execute("CREATE VIEW runs AS SELECT * FROM _runs_kept" + more)
+        keep = {rid: kept[rid][0] for rid in files if rid in kept}
+        if set(keep) != set(reused):
+            ids = ", ".join("'%s'" % rid.replace("'", "''") for rid in keep)
+            verdicts.snapshot_save(root, keep, lambda path: con.execute(
+                "COPY (SELECT * FROM runs WHERE run_id IN (%s)) TO %s (FORMAT parquet)"
+                % (ids or "NULL", sql_list([path])[1:-1])))
 
     def _incomplete_rows(self, ids: List[str]) -> List[Dict[str, object]]:
         """The runs rows of the incomplete runs among `ids` (progress.run_row)."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Dict, Iterable, List, Optional
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 CHECK_CACHE_ENV = "LAYA_CASES_CHECK_CACHE"
 RACY_NS = 3 * 10 ** 9        # timestamps newer than this at check time are not trusted to change on a write
@@ -114,5 +114,70 @@ def save(root: str, runs: Dict[str, list]) -> None:
     except (OSError, ValueError):
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------- the runs rows of remembered runs
+# `laya-cases runs` reads one small run.parquet per run: a thousand files are most of its time once the footers
+# are remembered. The rows of remembered runs are kept too, in one Parquet file beside the verdicts, named by
+# its content's SHA-256 (never rewritten in place), each run's row valid only while its run.parquet gives the
+# stat entry recorded with it. The file's digest is checked before it is read: a damaged cache is a miss.
+def _snapshot_index(root: str) -> Optional[str]:
+    path = _file_of(root)
+    return None if path is None else path[: -len(".json")] + ".runs.json"
+
+
+def snapshot_load(root: str) -> Optional[Tuple[str, Dict[str, list]]]:
+    """(path of the rows file, {run id: run.parquet's stat entry}) of `root`, or None on any problem."""
+    index = _snapshot_index(root)
+    if index is None:
+        return None
+    try:
+        with open(index, encoding="utf-8") as handle:
+            doc = json.load(handle)
+        if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("code") != _code_digest() \
+                or doc.get("root") != root or not isinstance(doc.get("keys"), dict):
+            return None
+        path = os.path.join(os.path.dirname(index), str(doc["file"]))
+        with open(path, "rb") as handle:
+            if hashlib.sha256(handle.read()).hexdigest() != doc.get("sha256"):
+                return None
+    except (OSError, ValueError, UnicodeDecodeError, KeyError, TypeError):
+        return None
+    return path, doc["keys"]
+
+
+def snapshot_save(root: str, keys: Dict[str, list], write: Callable[[str], None]) -> None:
+    """Keep the rows of the runs in `keys`: write(path) writes them as Parquet; then the index names the
+    file. Anything that fails leaves no snapshot (a miss next time)."""
+    index = _snapshot_index(root)
+    if index is None:
+        return
+    folder = os.path.dirname(index)
+    tmp = os.path.join(folder, "%s.%d.parquet.tmp" % (os.path.basename(index), os.getpid()))
+    tmp_index = "%s.%d.tmp" % (index, os.getpid())
+    old = snapshot_load(root)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        write(tmp)
+        with open(tmp, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+        name = "%s.%s.parquet" % (os.path.basename(index)[: -len(".runs.json")], digest[:16])
+        os.replace(tmp, os.path.join(folder, name))
+        with open(tmp_index, "w", encoding="utf-8") as handle:
+            json.dump({"format": _FORMAT, "code": _code_digest(), "root": root, "file": name, "sha256": digest,
+                       "keys": keys}, handle, separators=(",", ":"))
+        os.replace(tmp_index, index)
+    except Exception:                       # noqa: BLE001  (DuckDB's errors too: the cache is never a failure)
+        for path in (tmp, tmp_index):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        return
+    if old is not None and os.path.basename(old[0]) != name:
+        try:                                # a reader that loaded it already holds its rows in memory
+            os.unlink(old[0])
         except OSError:
             pass

@@ -61,8 +61,12 @@ def listed(wh: Path):
     return [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()], w.damaged
 
 
+def verdict_files(tmp_path: Path):
+    return [p for p in (tmp_path / "cache").glob("*.json") if not p.name.endswith(".runs.json")]
+
+
 def cache_runs(tmp_path: Path) -> dict:
-    files = list((tmp_path / "cache").glob("*.json"))
+    files = verdict_files(tmp_path)
     return json.loads(files[0].read_text())["runs"] if files else {}
 
 
@@ -148,7 +152,7 @@ def test_fresh_files_are_not_remembered(store, tmp_path, monkeypatch):
 @pytest.mark.parametrize("garbage", [b"", b"{not json", b'{"format": 1, "runs": []}', b"\xff\xfe"])
 def test_a_corrupt_cache_is_a_miss(store, tmp_path, garbage):
     assert listed(store) == (["a", "b"], {})
-    path = next((tmp_path / "cache").glob("*.json"))
+    path = verdict_files(tmp_path)[0]
     path.write_bytes(garbage)
     _truncate(store / "cases" / "run_id=a" / "part-00000.parquet")
     ids, damaged = listed(store)
@@ -169,3 +173,50 @@ def test_the_store_is_never_written_and_the_cache_can_be_off(store, tmp_path, mo
     monkeypatch.setenv(verdicts.CHECK_CACHE_ENV, str(tmp_path / "file"))
     (tmp_path / "file").write_text("not a folder")
     assert listed(store) == (["a", "b"], {})             # a cache that cannot be written is skipped
+
+
+# ---------------------------------------------------------------------------- the kept runs rows
+def rows(wh: Path):
+    fresh_process()
+    con = connect(Warehouse(wh), functions=False, runs_only=True)
+    return con.execute("SELECT * FROM runs ORDER BY run_id").fetchall()
+
+
+def test_kept_rows_are_the_files_rows_and_follow_a_changed_run_file(store, tmp_path, monkeypatch):
+    truth = rows(store)                                   # read from the files, then kept
+    assert len(list((tmp_path / "cache").glob("*.parquet"))) == 1
+    assert rows(store) == truth                           # read from the kept rows
+    run_b = store / "runs" / "run_id=b" / "run.parquet"
+    tmp = run_b.parent / "new.parquet.partial"
+    duckdb.sql("COPY (SELECT * REPLACE ('another-model' AS model_id) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)"
+               % (run_b, tmp))
+    os.replace(tmp, run_b)
+    changed = rows(store)
+    assert [r[0] for r in changed] == ["a", "b"] and changed[0] == truth[0] and "another-model" in changed[1]
+    assert rows(store) == changed                         # the new row kept in turn
+    assert len(list((tmp_path / "cache").glob("*.parquet"))) == 1          # the old file removed
+    monkeypatch.setenv(verdicts.CHECK_CACHE_ENV, "off")
+    assert rows(store) == changed
+
+
+@pytest.mark.parametrize("damage", ["bytes", "missing"])
+def test_a_damaged_rows_file_is_a_miss(store, tmp_path, damage):
+    truth = rows(store)
+    kept = next((tmp_path / "cache").glob("*.parquet"))
+    if damage == "bytes":
+        kept.write_bytes(kept.read_bytes()[:-10] + b"0123456789")
+    else:
+        kept.unlink()
+    assert rows(store) == truth
+    assert rows(store) == truth
+
+
+def test_a_new_run_is_listed_beside_the_kept_rows(store, base, tmp_path):
+    truth = rows(store)
+    shutil.copytree(base / "runs" / "run_id=b", store / "runs" / "run_id=c")
+    shutil.copytree(base / "cases" / "run_id=b", store / "cases" / "run_id=c")
+    shutil.copytree(base / "slice_sets" / "run_id=b", store / "slice_sets" / "run_id=c")
+    ids, damaged = listed(store)          # c's run.parquet says run_id b: damaged, and named
+    assert ids == ["a", "b"] and list(damaged) == ["c"]
+    shutil.rmtree(store / "runs" / "run_id=b")            # b gone: its kept row is not listed
+    assert rows(store) == truth[:1]
