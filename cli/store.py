@@ -101,7 +101,7 @@ def runs(warehouse: Optional[Path] = WAREHOUSE,
       laya-cases runs --format json
     """
     wh = warehouse_of(warehouse)
-    columns, rows = listing.runs(connect_all(wh, functions=False))   # no macros: starts faster (numpy)
+    columns, rows = listing.runs(connect_all(wh, functions=False, runs_only=True))   # no macros (numpy), no case views
     leftovers = wh.leftovers_note()
     if leftovers:                               # dead writers' staging areas: say so, on stderr
         console.note("note: " + leftovers)
@@ -290,9 +290,9 @@ def sql_command(
             console.write_bytes(listing.result_chunks(con, rel, fmt))
 
 
-def connect_all(wh, functions: bool = True):
+def connect_all(wh, functions: bool = True, runs_only: bool = False):
     """All committed runs; one stderr warning per damaged run left out (`laya-cases check` lists all)."""
-    con = connect(wh, functions=functions)
+    con = connect(wh, functions=functions, runs_only=runs_only)
     for rid, problem in sorted(wh.damaged.items()):
         console.note("warning: run %r is damaged and left out: %s" % (rid, problem))
     return con

@@ -9,6 +9,9 @@ sys.path.insert(0, str(TESTS))      # tests import helpers, doubles, ...
 #: path too, so their names (unique across folders) import from anywhere, in any order.
 sys.path[1:1] = [str(folder) for folder in sorted(TESTS.iterdir()) if any(folder.glob("test_*.py"))]
 
+#: The footer check's verdict cache (laya_cases/store/verdicts.py) in a folder of this session, not ~/.cache.
+os.environ.setdefault("LAYA_CASES_CHECK_CACHE", __import__("tempfile").mkdtemp(prefix="laya-checks-"))
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # The workers share the cores: one OpenMP thread per torch model, or each worker's idle OpenMP threads
     # spin on the cores the other worker needs (the SmolLM2 test used 45 s of CPU with two threads, 35 s

@@ -172,10 +172,11 @@ def prepare_connection(con: duckdb.DuckDBPyConnection, functions: bool = True) -
 
 
 def connect(wh, run_ids: Optional[List[str]] = None, variants: bool = False,
-            functions: bool = True) -> duckdb.DuckDBPyConnection:
+            functions: bool = True, runs_only: bool = False) -> duckdb.DuckDBPyConnection:
     """The store's views (`wh.connect`: decisions, cases, errors, runs, slice_sets over the runs asked for)
     on a connection this library's queries can run on: memory settings, and unless not `functions`, the
-    macros and lc_exact_total (`runs` needs none: it starts without numpy)."""
-    con = wh.connect(run_ids, variants)
+    macros and lc_exact_total (`runs` needs none: it starts without numpy). `runs_only`: the `runs` view
+    alone (`laya-cases runs`), where the store can leave the others out."""
+    con = wh.connect(run_ids, variants, runs_only=True) if runs_only else wh.connect(run_ids, variants)
     prepare_connection(con, functions)
     return con

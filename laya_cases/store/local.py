@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from laya_cases.core.errors import UsageError
 from laya_cases.store import progress as run_progress
-from laya_cases.store import schema
+from laya_cases.store import schema, verdicts
 from laya_cases.store.check import prefetch, prefetch_counts, run_files, run_problem
 from laya_cases.store.kind import require
-from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, RUN_ID_OF_FILE, SLICE_SET_FILE, Layout,
+from laya_cases.store.layout import (CASE_FILE, LEGACY_SLICE_SET_FILE, PARTITION, RUN_FILE, RUN_ID_OF_FILE,
+                                     SLICE_SET_FILE, Layout,
                                      damaged_message, present, sql_list, unknown_run_message, validate_run_id)
 from laya_cases.store.leftovers import dead_areas, orphan_partitions
 from laya_cases.store.shards import debris
@@ -135,7 +136,8 @@ class LocalWarehouse(Layout):
             raise UsageError(damaged_message(run_id, problem))
         return run_id
 
-    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
+    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False,
+                runs_only: bool = False) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with views `decisions` (every record), `cases` (records that are cases),
         `errors` (failed calls and missing answers), `runs`, `slice_sets` and `inputs` (each dataset row of
         the runs, store/inputs.py; none for runs that predate it), over committed runs (all,
@@ -143,29 +145,46 @@ class LocalWarehouse(Layout):
         `complete: false` in settings_json). A damaged run is left out of all and noted in `self.damaged`; naming one
         is a UsageError. Named runs (reports, diffs, plots, gates) read a robustness run's baseline
         rows only, unless `variants` (docs/robustness.md); connect() without ids reads every row. The SQL
-        library's macros are the query wing's to add (query/sql.py connect)."""
+        library's macros are the query wing's to add (query/sql.py connect). With `runs_only` the
+        connection has the `runs` view alone (`laya-cases runs`: the runs are checked alike, but no view
+        over their case files is bound). Runs found healthy before, whose files have not changed since,
+        are not checked again (store/verdicts.py)."""
         import duckdb                          # here, not at the top: `import laya_cases` and lc.open load no engine
 
         require(str(self.root), "local")
         ids = []
         con = duckdb.connect()                 # reads the footers too (opening a database costs ~20-50 ms)
         wanted = self.run_ids() if run_ids is None else list(run_ids)
-        prefetch([path for rid in wanted if self.run_state(rid) for path in run_files(self, rid)], con)
-        prefetch_counts(self, wanted, con)
+        known, began = self._healthy_before(wanted)
+        todo = [rid for rid in wanted if rid not in known]
+        if todo:
+            prefetch([path for rid in todo if self.run_state(rid) for path in run_files(self, rid)], con)
+            prefetch_counts(self, todo, con)
+        healthy = {}
         for rid in wanted:
-            problem = run_problem(self, rid, con)
+            problem = None if rid in known else run_problem(self, rid, con)
             if problem and run_ids is not None:
                 raise UsageError(damaged_message(rid, problem))
             if problem:
                 self.damaged[rid] = problem
             else:
                 ids.append(rid)
+                healthy[rid] = known.get(rid)
+        kept = self._remember(healthy, began, every=run_ids is None)
+        run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else RUN_ID_OF_FILE
+        runs_dir = os.path.realpath(str(self.runs_dir))         # one resolve, not one a run
+        run_files_of = {rid: os.path.join(runs_dir, PARTITION + rid, RUN_FILE) for rid in ids
+                        if run_ids is None or self.has_run(rid)}
+        if runs_only and run_ids is None and verdicts.cache_dir() is not None:
+            self._runs_view_kept(con, run_files_of, known, kept)
+            return con
+        _view(con, "runs", list(run_files_of.values()), "RUN_SCHEMA",
+              rows=self._incomplete_rows(ids) if run_ids is not None else None)
+        if runs_only:
+            return con
         case_files = [str(p.resolve()) for rid in ids for p in self.case_files(rid)]
         # one run (a report): run_id is a constant the planner folds, so its filter costs nothing
-        run_id = "'%s'" % ids[0].replace("'", "''") if len(ids) == 1 else RUN_ID_OF_FILE
         _view(con, "decisions", case_files, "DECISION_SCHEMA", run_id=run_id, by_name=True)
-        _view(con, "runs", [str(self.run_file(rid).resolve()) for rid in ids if self.has_run(rid)], "RUN_SCHEMA",
-              rows=self._incomplete_rows(ids) if run_ids is not None else None)
         _view(con, "slice_sets", [str(p.resolve()) for rid in ids for p in self.slice_set_files(rid)],
               "SLICE_SET_SCHEMA", run_id=run_id)
         digests = sorted({d for (d,) in con.execute("SELECT DISTINCT labelled_rows_sha256 FROM runs").fetchall() if d})
@@ -173,6 +192,103 @@ class LocalWarehouse(Layout):
         derived_views(con, run_ids is not None and not variants and bool(ids) and con.execute(
             "SELECT count(*) FROM runs WHERE kind = 'robustness'").fetchone()[0] > 0)
         return con
+
+    def _run_key(self, run_id: str) -> Optional[list]:
+        """The stat key (store/verdicts.py) of the files check.run_files lists for a committed run, names
+        relative to the root; None when it has no run.parquet or case file, or one cannot be looked at.
+        Plain strings, not pathlib: this is most of `laya-cases runs` over a thousand runs once the
+        verdicts are cached (tests/store/test_verdicts.py checks it names run_files's files)."""
+        entry = os.path.join("runs", PARTITION + run_id)
+        legacy = os.path.join(entry, LEGACY_SLICE_SET_FILE)
+        if verdicts.present(self._abs(legacy)):
+            slices = [legacy]
+        else:
+            part = os.path.join("slice_sets", PARTITION + run_id)
+            slices = [os.path.join(part, n) for n in verdicts.parquet_names(self._abs(part))] \
+                or [os.path.join(part, SLICE_SET_FILE)]
+        part = os.path.join("cases", PARTITION + run_id)
+        try:
+            cases = [os.path.join(part, n) for n in verdicts.parquet_names(self._abs(part), missing_ok=True)]
+        except OSError:
+            cases = [os.path.join(part, CASE_FILE)]
+        if not cases:
+            return None
+        names = [os.path.join(entry, RUN_FILE)] + slices + cases
+        key = verdicts.file_key([self._abs(n) for n in names])
+        if key is not None:
+            for row, name in zip(key, names):
+                row[0] = name
+        return key
+
+    def _abs(self, relative: str) -> str:
+        return os.path.join(str(self.root), relative)
+
+    def _healthy_before(self, wanted: List[str]) -> Tuple[Dict[str, list], int]:
+        """({run id: key} of the runs among `wanted` found healthy by an earlier check whose files still give
+        the same stat key; the time this check began, in ns)."""
+        import time
+
+        began = time.time_ns()
+        if verdicts.cache_dir() is None:
+            return {}, began
+        self._verdicts = verdicts.load(os.path.realpath(str(self.root)))
+        known = {}
+        for rid in wanted:
+            cached = self._verdicts.get(rid)
+            if cached is not None:
+                key = self._run_key(rid)
+                if key is not None and key == cached:
+                    known[rid] = key
+        return known, began
+
+    def _remember(self, healthy: Dict[str, Optional[list]], began: int, every: bool) -> Dict[str, list]:
+        """Keep the verdicts of the healthy runs whose files are settled (verdicts.settled); `every`: the
+        runs checked are all the store's, so the entries of runs no longer there are dropped."""
+        if verdicts.cache_dir() is None:
+            return {}
+        before = getattr(self, "_verdicts", {})
+        keep = {} if every else {rid: key for rid, key in before.items() if rid not in healthy}
+        for rid, key in healthy.items():
+            key = key or self._run_key(rid)
+            if key is not None and verdicts.settled(key, began):
+                keep[rid] = key
+        if keep != before:
+            verdicts.save(os.path.realpath(str(self.root)), keep)
+        return keep
+
+    def _runs_view_kept(self, con, files: Dict[str, str], known: Dict[str, list], kept: Dict[str, list]) -> None:
+        """The `runs` view over every healthy committed run (`files`: id -> run.parquet), reading the rows of
+        runs whose run.parquet is unchanged since they were kept (verdicts.snapshot_load) from that one file,
+        the others from their own; then keeps the rows of every settled healthy run for the next reader."""
+        import duckdb
+
+        root = os.path.realpath(str(self.root))
+        snapshot, reused = verdicts.snapshot_load(root), []
+        if snapshot is not None:
+            path, keys = snapshot
+            reused = [rid for rid in files if rid in known and keys.get(rid) == known[rid][0]]
+            try:
+                if reused:
+                    con.execute("CREATE TEMP TABLE _runs_kept AS SELECT * FROM read_parquet(%s, hive_partitioning = "
+                                "false) WHERE list_contains($ids, run_id)" % sql_list([path]), {"ids": reused})
+                    if con.execute("SELECT count(*) FROM _runs_kept").fetchone()[0] != len(reused):
+                        raise duckdb.Error("the kept rows do not match their index")
+            except duckdb.Error:
+                con.execute("DROP TABLE IF EXISTS _runs_kept")
+                reused = []
+        if not reused:
+            _view(con, "runs", list(files.values()), "RUN_SCHEMA")
+        else:
+            from_files = [path for rid, path in files.items() if rid not in set(reused)]
+            more = " UNION ALL BY NAME SELECT * FROM read_parquet(%s, hive_partitioning = false)" \
+                % sql_list(from_files) if from_files else ""
+            con.execute("CREATE VIEW runs AS SELECT * FROM _runs_kept" + more)
+        keep = {rid: kept[rid][0] for rid in files if rid in kept}
+        if set(keep) != set(reused):
+            ids = ", ".join("'%s'" % rid.replace("'", "''") for rid in keep)
+            verdicts.snapshot_save(root, keep, lambda path: con.execute(
+                "COPY (SELECT * FROM runs WHERE run_id IN (%s)) TO %s (FORMAT parquet)"
+                % (ids or "NULL", sql_list([path])[1:-1])))
 
     def _incomplete_rows(self, ids: List[str]) -> List[Dict[str, object]]:
         """The runs rows of the incomplete runs among `ids` (progress.run_row)."""
@@ -263,3 +379,4 @@ def cases_of(frame, run_id: str):
 
     return (frame.filter(pl.col("error").is_null() & pl.col("qid").is_not_null())
             .with_columns(run_id=pl.lit(run_id, dtype=pl.String)))
+

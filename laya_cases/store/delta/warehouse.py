@@ -105,9 +105,11 @@ class DeltaTables(LocalWarehouse):
             raise UsageError(unknown_run_message(run_id, self.root, self.run_ids()))
         return run_id
 
-    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False) -> duckdb.DuckDBPyConnection:
+    def connect(self, run_ids: Optional[List[str]] = None, variants: bool = False,
+                runs_only: bool = False) -> duckdb.DuckDBPyConnection:
         """LocalWarehouse.connect's views over the committed rows of the runs asked for (all when None). Named
-        runs (a report, a diff) are read once into memory; all runs are read lazily, query by query."""
+        runs (a report, a diff) are read once into memory; all runs are read lazily, query by query (so
+        `runs_only` changes nothing here: the other views cost nothing until read)."""
         self._own_directory()
         runs = delta.runs(self.location, run_ids)
         pairs = list(zip(runs.column("run_id").to_pylist(), runs.column(delta.WRITER).to_pylist()))
