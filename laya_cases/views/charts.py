@@ -227,3 +227,27 @@ def run_figures(docs: Dict[str, Dict[str, Any]], plt=None) -> Dict[str, Any]:
                                        "Reliability, %s" % names, plt),
             "risk_coverage": risk_coverage(curves, {run: doc["overall"].get("aurc") for run, doc in docs.items()},
                                            "Risk-coverage, %s" % names, plt)}
+
+
+def _slice_bins(doc: Dict[str, Any], dim: str) -> Dict[str, List[Dict[str, Any]]]:
+    return {key: entry["reliability"] for key, entry in sorted(doc["extensions"]["slices"].get(dim, {}).items())
+            if entry.get("reliability")}
+
+
+def report_chart_names(doc: Dict[str, Any]) -> List[str]:
+    """The charts a report page shows: the overall two when it has paired cases, and `confidence-DIM` for
+    each slice dimension of two or more groups with paired cases (one group is the overall picture again)."""
+    names = ["reliability", "risk_coverage"] if doc["extensions"]["overall"].get("reliability") else []
+    return names + ["confidence-%s" % dim for dim in doc["slices"] if len(_slice_bins(doc, dim)) > 1]
+
+
+def report_chart(doc: Dict[str, Any], name: str):
+    """One chart of a report page by its report_chart_names name."""
+    ext, overall = doc["extensions"]["overall"], doc["overall"]
+    if name == "reliability":
+        return reliability({"overall": ext["reliability"]}, {"overall": overall.get("ece")}, "Reliability (overall)")
+    if name == "risk_coverage":
+        return risk_coverage({"overall": ext.get("risk_coverage") or []}, {"overall": overall.get("aurc")},
+                             "Risk-coverage (overall)")
+    dim = name[len("confidence-"):]
+    return confidence_histograms(_slice_bins(doc, dim), "Confidence by %s" % dim)

@@ -67,7 +67,12 @@ def test_run_page_numbers_equal_report_json(client, store):
         table = re.search(r'<h3 id="slice-%s">.*?</table>' % dim, text, re.S).group(0)
         shown = set(data_values(table))
         assert all(json.dumps(v) in shown for g in groups.values() for v in g.values()), dim
-    assert text.count("<svg") == 2 + sum(1 for groups in doc["slices"].values() if len(groups) > 1)
+    srcs = re.findall(r'<img class="chart" src="([^"]+)"', text)             # the charts come after the page
+    assert len(srcs) == 2 + sum(1 for groups in doc["slices"].values() if len(groups) > 1)
+    for src in srcs:
+        got = client.get(html.unescape(src))
+        assert got.status_code == 200 and got.headers["content-type"].startswith("image/svg+xml"), src
+        assert got.text.startswith("<svg ") and got.text == client.get(html.unescape(src)).text
 
 
 def _case_rows(text: str) -> list:
@@ -151,7 +156,8 @@ FUZZ = [
     "/run/demo?sort=nope", "/run/demo?sort=ece%27--", "/run/demo?dir=up", "/run/demo?format=xml",
     "/run/demo?sort=ece&sort=brier", "/compare?a=demo&b=other&sort=expected_a", "/compare?a=demo&b=other&dir=x",
     "/compare?a=demo&b=other&format=pdf", "/compare/chart/x.svg?runs=demo,other", "/compare/chart/reliability.svg?runs=demo",
-    "/compare/chart/reliability.svg?runs=demo,other&by=language",
+    "/compare/chart/reliability.svg?runs=demo,other&by=language", "/run/demo/chart/nope.svg",
+    "/run/demo/chart/confidence-colour.svg", "/run/demo/chart/reliability.svg?x=1", "/run/nope/chart/reliability.svg",
 ]
 
 

@@ -49,6 +49,14 @@ def _no_sideways_scroll(page) -> None:
     assert width <= WIDTH, "%s scrolls sideways: %d px wide" % (page.url, width)
 
 
+def _charts_drawn(page, n: int) -> None:
+    """The page's n chart images arrived and were drawn (not blocked by its CSP, not broken)."""
+    charts = page.locator("img.chart")
+    assert charts.count() == n
+    page.wait_for_function("() => [...document.querySelectorAll('img.chart')].every(i => i.complete)")
+    assert charts.evaluate_all("c => c.map(i => i.naturalWidth > 200)") == [True] * n
+
+
 def test_walk_from_the_runs_to_the_csv_of_a_three_run_grid(server, store, browser, tmp_path):  # noqa: F811
     shots = tmp_path / "screens"
     shots.mkdir()
@@ -64,6 +72,7 @@ def test_walk_from_the_runs_to_the_csv_of_a_three_run_grid(server, store, browse
     step("1-runs")
     page.click('a[href="/run/demo"]')
     assert page.title() == "Run demo"
+    _charts_drawn(page, 2 + sum(1 for groups in doc["slices"].values() if len(groups) > 1))
     step("2-run")
     page.click('table.slice a[href="/run/demo/cases?language=en"]')              # a slice row -> its cases
     n_en = con.execute("SELECT count(*) FROM cases WHERE run_id = 'demo' AND language_key = 'en'").fetchone()[0]
@@ -99,10 +108,7 @@ def test_walk_from_the_runs_to_the_csv_of_a_three_run_grid(server, store, browse
     assert page.locator("#state").inner_text().strip() == state
     step("5-side-by-side")
     page.goto(server + "/compare?runs=demo,other,third")                           # three runs
-    charts = page.locator("img.chart")                                             # drawn, not blocked by the CSP
-    assert charts.count() == 2
-    page.wait_for_function("() => [...document.querySelectorAll('img.chart')].every(i => i.complete)")
-    assert charts.evaluate_all("c => c.map(i => i.naturalWidth > 200)") == [True, True]
+    _charts_drawn(page, 2)
     step("6-compare-3")
     page.click('a:has-text("prediction differs")')
     differs = con.execute("SELECT count(*) FROM (SELECT case_id FROM cases GROUP BY case_id "

@@ -76,15 +76,21 @@ def coverage_cuts(doc: Dict[str, Any]) -> str:
                                               "selective accuracy"], rows, "coverage")
 
 
-def chart_svgs(doc: Dict[str, Any]) -> str:
-    """The reliability diagram and the risk-coverage curve of the report, inline SVG (views/charts.py)."""
-    ext, overall = doc["extensions"]["overall"], doc["overall"]
-    if not ext.get("reliability"):
+#: A chart of the page by name (charts.report_chart_names) -> its HTML: inline SVG in a file, an image
+#: the browser fetches on a serve page (views/serve/pages.py).
+Picture = Callable[[str], str]
+
+
+def inline(doc: Dict[str, Any]) -> Picture:
+    return lambda name: charts.svg(charts.report_chart(doc, name))
+
+
+def chart_svgs(doc: Dict[str, Any], picture: Optional[Picture] = None) -> str:
+    """The reliability diagram and the risk-coverage curve of the report (views/charts.py)."""
+    if "reliability" not in charts.report_chart_names(doc):
         return '<p class="muted">No paired cases (confidence and correctness): nothing to plot.</p>'
-    return (charts.svg(charts.reliability({"overall": ext["reliability"]}, {"overall": overall.get("ece")},
-                                          "Reliability (overall)"))
-            + charts.svg(charts.risk_coverage({"overall": ext.get("risk_coverage") or []},
-                                              {"overall": overall.get("aurc")}, "Risk-coverage (overall)")))
+    picture = picture or inline(doc)
+    return picture("reliability") + picture("risk_coverage")
 
 
 def runs_charts(docs: Dict[str, Dict[str, Any]]) -> str:
@@ -93,21 +99,21 @@ def runs_charts(docs: Dict[str, Dict[str, Any]]) -> str:
     return '<h2>Calibration of the runs</h2><div class="plots">%s</div>' % "".join(charts.svg(f) for f in figs.values())
 
 
-def histograms(doc: Dict[str, Any], dim: str) -> str:
-    """The confidence histogram of each group of `dim` (inline SVG), or nothing without paired cases."""
-    groups = {key: entry["reliability"] for key, entry in sorted(doc["extensions"]["slices"].get(dim, {}).items())
-              if entry.get("reliability")}
-    if len(groups) < 2:                  # one group is the overall picture again
+def histograms(doc: Dict[str, Any], dim: str, picture: Optional[Picture] = None) -> str:
+    """The confidence histogram of each group of `dim`, or nothing (see charts.report_chart_names)."""
+    name = "confidence-%s" % dim
+    if name not in charts.report_chart_names(doc):
         return ""
     return ("<details><summary>Confidence per %s (right and wrong answers per bin)</summary>%s</details>"
-            % (esc(dim), charts.svg(charts.confidence_histograms(groups, "Confidence by %s" % dim))))
+            % (esc(dim), (picture or inline(doc))(name)))
 
 
-def plots(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None) -> str:
+def plots(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None,
+          picture: Optional[Picture] = None) -> str:
     """The two plots and the bin table; with `href("bin", "lower,upper")` a bin links to its cases."""
     ext = doc["extensions"]["overall"]
     bins = ext.get("reliability") or []
-    body = ['<div class="plots">', chart_svgs(doc), "</div>"]
+    body = ['<div class="plots">', chart_svgs(doc, picture), "</div>"]
     if bins:
         def cases(b: Dict[str, Any]) -> str:
             target = href("bin", "%r,%r" % (b["lower"], b["upper"])) if href and b.get("n_b") else None
@@ -146,7 +152,7 @@ def _group_order(groups: Dict[str, Any], counts: Dict[str, Any], sort: Optional[
 
 def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None,
            href: Optional[Callable[[str, str], Optional[str]]] = None, sort: Optional[Tuple[str, bool]] = None,
-           head: Optional[Callable[[str, str], str]] = None) -> str:
+           head: Optional[Callable[[str, str], str]] = None, picture: Optional[Picture] = None) -> str:
     """One table per slice dimension; with `href(dim, key)` (the serve run page) a group's name links to
     its cases. `sort` = (column, descending) orders the groups ("key", "cases" or a metric), and
     `head(dim, column)` gives a header's HTML (serve: a link that sorts by it)."""
@@ -164,16 +170,18 @@ def slices(doc: Dict[str, Any], dims: Optional[List[str]] = None,
         columns = [("key", dim), ("cases", "cases")] + [(m, m) for m in names]
         headers = [head(dim, c) if head else esc(text) for c, text in columns]
         out.append('<h3 id="slice-%s">by %s</h3>' % (esc(dim), esc(dim))
-                   + table(headers, rows, "slice", raw_headers=True) + histograms(doc, dim))
+                   + table(headers, rows, "slice", raw_headers=True) + histograms(doc, dim, picture))
     return ("<h2>Slices</h2>" + "".join(out)) if out else ""
 
 
 def sections(doc: Dict[str, Any], href: Optional[Callable[[str, str], Optional[str]]] = None,
-             sort: Optional[Tuple[str, bool]] = None, head: Optional[Callable[[str, str], str]] = None) -> str:
+             sort: Optional[Tuple[str, bool]] = None, head: Optional[Callable[[str, str], str]] = None,
+             picture: Optional[Picture] = None) -> str:
     """Everything of the report, in reading order (`href(kind, key)`: links to the cases behind a
-    metric, a reliability bin or a slice group; `sort`, `head`: the slice tables' order and headers)."""
-    return "".join([overall(doc, href), coverage_cuts(doc), plots(doc, href), slices(doc, href=href, sort=sort, head=head),
-                    identity(doc)])
+    metric, a reliability bin or a slice group; `sort`, `head`: the slice tables' order and headers;
+    `picture`: how a chart is shown, inline SVG unless given)."""
+    return "".join([overall(doc, href), coverage_cuts(doc), plots(doc, href, picture),
+                    slices(doc, href=href, sort=sort, head=head, picture=picture), identity(doc)])
 
 
 def cases_summary(summary: Dict[str, Any]) -> str:

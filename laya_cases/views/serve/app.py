@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from laya_cases.core.errors import UsageError
+from laya_cases.views import charts
 from laya_cases.views.serve import compare as C
 from laya_cases.views.serve import compare_pages as V
 from laya_cases.views.serve import pages
@@ -180,6 +181,12 @@ def build(wh) -> Starlette:
             return _html(C.page(many, items))
         return _two(data, request)
 
+    def run_chart(request: Request):
+        run_id = _run(data, request)
+        P.single(request.query_params.multi_items(), ())
+        name = P.one_of(request.path_params["name"], "chart", charts.report_chart_names(data.report(run_id)))
+        return Response(data.run_chart(run_id, name), media_type="image/svg+xml", headers=_HEADERS)
+
     def chart(request: Request):
         items = request.query_params.multi_items()
         runs = C.run_list(items, data.run_ids())
@@ -201,7 +208,8 @@ def build(wh) -> Starlette:
         return _html(pages.error_page(500, "internal error (%s); nothing was changed" % type(exc).__name__), 500)
 
     routes = [Route("/", runs), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
-              Route("/run/{run_id}/case", case), Route("/compare", compare),
+              Route("/run/{run_id}/case", case), Route("/run/{run_id}/chart/{name}.svg", run_chart),
+              Route("/compare", compare),
               Route("/compare/cases", lambda request: _compare_cases(many, request)),
               Route("/compare/chart/{name}.svg", chart),
               Route("/case", lambda request: _side(data, many, request)),

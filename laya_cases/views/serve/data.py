@@ -77,6 +77,11 @@ class Data:
             return R.build(connect(self.wh, [run_id]), run_id, R.Options(include_cases=False))
         return self._remember(self._docs, ("report",) + self._stamp(run_id), make)
 
+    def run_chart(self, run_id: str, name: str) -> str:
+        """The SVG of one chart of the run page (charts.report_chart), from the cached report."""
+        return self._remember(self._charts, ("run", name) + tuple(self._stamp(run_id)),
+                              lambda: charts.svg(charts.report_chart(self.report(run_id), name)))
+
     def chart(self, runs: List[str], name: str) -> str:
         """The SVG of one overlay chart of the runs (views/charts.run_figures), from their cached reports."""
         def make():

@@ -88,9 +88,17 @@ def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str], sort: Optiona
     body = ['<p>%s &middot; compare with: %s &middot; this page as %s, %s</p>'
             % (link(run_href(run_id, "/cases"), "Browse the cases"), compare_form(run_ids, run_id),
                link(run_href(run_id, "", {"format": "json"}), "json"), link(run_href(run_id, "", {"format": "csv"}), "csv")),
-            report_view.sections(doc, href=lambda kind, key: _drill(run_id, kind, key), sort=order, head=head)]
+            report_view.sections(doc, href=lambda kind, key: _drill(run_id, kind, key), sort=order, head=head,
+                                 picture=lambda name: chart_image(run_id, name))]
     said = " (slices by %s%s)" % (sort, ", descending" if descending else "") if sort else ""
-    return page("Run %s%s" % (run_id, said), "".join(body), nav(run_id))
+    return page("Run %s%s" % (run_id, said), "".join(body), nav(run_id), images=True)
+
+
+def chart_image(run_id: str, name: str) -> str:
+    """A chart of the run page as an image the browser asks for after the page (app.py
+    `/run/R/chart/NAME.svg`): the page's numbers never wait for the drawing."""
+    return '<img class="chart" src="%s" alt="%s of run %s">' % (esc(run_href(run_id, "/chart/%s.svg" % name)),
+                                                                 esc(name.replace("_", " ")), esc(run_id))
 
 
 #: the metrics whose cases are worth a link: the wrong answers behind them
