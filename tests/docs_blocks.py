@@ -81,7 +81,7 @@ def run_console(text: str, cwd: Path, env: Optional[Dict[str, str]] = None) -> N
     if not (cwd / "data").exists():
         (cwd / "data").symlink_to(ROOT / "data")
     bindir = str(Path(sys.executable).parent)
-    full = {k: v for k, v in os.environ.items() if not k.startswith("LAYA_CASES_")}
+    full = {k: v for k, v in os.environ.items() if not k.startswith("LAYA_CASES_") or k == "LAYA_CASES_CHECK_CACHE"}
     full.update(PATH=bindir + os.pathsep + full.get("PATH", ""), NO_COLOR="1", COLUMNS="100", TERM="dumb",
                 HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(env or {}))
     for steps in console_blocks(text):
