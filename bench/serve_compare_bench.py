@@ -83,6 +83,13 @@ def main() -> None:
     mid = args.rows // 2
     pages = [
         ("run page of a (baseline)", "/run/a"),
+        ("runs list", "/"),
+        ("run page of a, slices sorted by ece", "/run/a?sort=ece&dir=desc"),
+        ("run page of a as csv", "/run/a?format=csv"),
+        ("a chart of the run page (after it)", "/run/a/chart/confidence-language.svg"),
+        ("cases of b, searched and sorted", "/run/b/cases?q=refund&sort=confidence&dir=desc"),
+        ("one case of c", "/run/c/case?row=%d&qid=intent" % mid),
+        ("one case side by side in a, b, c", "/case?runs=a,b,c&row=%d&qid=intent" % mid),
         ("compare 2 runs", "/compare?runs=a,b"),
         ("compare 2 runs by language", "/compare?runs=a,b&by=language"),
         ("compare 3 runs", "/compare?runs=a,b,c"),
@@ -94,6 +101,7 @@ def main() -> None:
         ("case grid, keyset page in the middle", "/compare/cases?runs=a,b,c&after_row=%d&after_qid=intent" % mid),
         ("case grid a,d: outcome differs (end only)", "/compare/cases?runs=a,d&show=outcome_differs"),
         ("case grid, csv of one page", "/compare/cases?runs=a,b,c&show=outcome_differs&format=csv"),
+        ("compare 3 runs: risk-coverage chart (after it)", "/compare/chart/risk_coverage.svg?runs=a,b,c"),
     ]
     print("%-40s %10s %10s %10s" % ("page (%d decisions a run)" % args.rows, "first s", "median s", "max s"))
     client = TestClient(create_app(root))        # one app: each page's first fetch finds the caches the
@@ -101,7 +109,7 @@ def main() -> None:
         times = [first_byte(client, url) for _ in range(args.repeat)]
         print("%-40s %10.3f %10.3f %10.3f" % (name, times[0], statistics.median(times[1:] or times), max(times)))
     print("cold (a fresh app per page, first byte):")
-    for name, url in pages[1:6]:
+    for name, url in [p for p in pages if p[1].startswith("/compare?")]:
         client = TestClient(create_app(root))
         print("%-40s %10.3f" % (name, first_byte(client, url)))
 
