@@ -136,12 +136,13 @@ def _groups(states: List[Any], path: str) -> Dict[Key, Tuple[int, List[Tuple[int
     return out
 
 
-def _stats(path: str) -> Dict[Key, Dict[str, List[float]]]:
-    """(instance id, perturbation, train trial) -> {stat name: [per-instance means]} of per_instance_stats.json."""
+def _stats(path: str) -> Dict[Key, Tuple[str, Dict[str, List[float]]]]:
+    """(instance id, perturbation, train trial) -> (where, {stat name: [per-instance means]}) of
+    per_instance_stats.json."""
     doc = read_json(path)
     if not isinstance(doc, list):
         raise UsageError("%s must be a list of per-instance stats (is it a HELM per_instance_stats.json?)" % path)
-    out: Dict[Key, Dict[str, List[float]]] = {}
+    out: Dict[Key, Tuple[str, Dict[str, List[float]]]] = {}
     for j, entry in enumerate(doc):
         where = "%s [%d]" % (path, j)
         if not isinstance(entry, dict) or not isinstance(entry.get("instance_id"), str):
@@ -157,7 +158,7 @@ def _stats(path: str) -> Dict[Key, Dict[str, List[float]]]:
             if not isinstance(name, dict) or not isinstance(name.get("name"), str):
                 raise UsageError("%s field 'stats[].name.name' must be a metric name" % where)
             values.setdefault(name["name"], []).append(_mean(stat, where))
-        out[(entry["instance_id"], _perturbation_key(entry.get("perturbation")), trial)] = values
+        out[(entry["instance_id"], _perturbation_key(entry.get("perturbation")), trial)] = (where, values)
     return out
 
 

@@ -27,6 +27,7 @@ _TOL = 1e-9                       # HELM's numpy/scipy float64 against our math:
 _MARKS = re.compile(r"[\s\u2581\u0120]")     # whitespace and the sentencepiece / byte-level BPE space marks
 
 Row = Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]
+Logged = Tuple[str, Dict[str, List[Any]]]        # (per_instance_stats.json [j], {stat name: [per-instance means]})
 
 
 def _number(value: Any) -> bool:
@@ -62,20 +63,18 @@ def _instance(instance: Dict[str, Any], where: str, qid: str) -> Tuple[Dict[str,
     return raw, texts, golds
 
 
-def _logged(logged: Dict[str, List[Any]], name: str, where: str) -> Optional[float]:
-    """HELM's per-instance value of `name` (None when not logged); several differing values are refused."""
-    values = [v for v in logged.get(name, []) if v is not None]
+def _check(logged: Logged, name: str, ours: float, where: str, exact: bool = False) -> None:
+    """HELM's per-instance `name` (per_instance_stats.json) must be ours; a stat HELM did not log is not checked."""
+    at, stats = logged
+    values = [v for v in stats.get(name, []) if v is not None]
     if len(set(values)) > 1:
-        raise UsageError("%s: per_instance_stats.json holds %d different %r values for this instance"
-                         % (where, len(set(values)), name))
-    return float(values[0]) if values else None
-
-
-def _check(name: str, theirs: Optional[float], ours: float, where: str, exact: bool = False) -> None:
-    if theirs is None:
+        raise UsageError("%s field 'stats.%s': %d different values for one instance" % (at, name, len(set(values))))
+    if not values:
         return
+    theirs = float(values[0])
     if (theirs != ours) if exact else abs(theirs - ours) > _TOL * max(1.0, abs(theirs)):
-        raise UsageError("%s field 'stats.%s': HELM logged %r, the import decides %r" % (where, name, theirs, ours))
+        raise UsageError("%s field 'stats.%s': HELM logged %r, the import decides %r (from %s)"
+                         % (at, name, theirs, ours, where))
 
 
 def _completions(state: Dict[str, Any], where: str) -> List[Dict[str, Any]]:
@@ -90,7 +89,7 @@ def _completions(state: Dict[str, Any], where: str) -> List[Dict[str, Any]]:
 
 
 def joint_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict[str, Any]]],
-              logged: Dict[str, List[Any]], where: str, qid: str) -> Row:
+              logged: Logged, where: str, qid: str) -> Row:
     """One request: the mapped top completion is the choice, exp(its logprob) = HELM's max_prob the confidence."""
     if len(states) != 1:
         raise UsageError("%s: %d request states for one instance of a multiple_choice_joint run" % (where, len(states)))
@@ -109,8 +108,8 @@ def joint_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict
     mapped = mapping.get(said)
     em = 1.0 if mapped and any(texts[g].strip() == mapped.strip() for g in golds) else 0.0
     max_prob = math.exp(top["logprob"])
-    _check("exact_match", _logged(logged, "exact_match", where), em, where, exact=True)
-    _check("max_prob", _logged(logged, "max_prob", where), max_prob, where)
+    _check(logged, "exact_match", em, where, exact=True)
+    _check(logged, "max_prob", max_prob, where)
     index = texts.index(mapped) if mapped in texts else None
     answer = {"type": "choice", "choice": labels[index] if index is not None else (said or None),
               "answer_confidence": max_prob, "max_prob": max_prob, "response": top["text"]}
@@ -142,7 +141,7 @@ def _softmax(scores: List[float]) -> List[float]:
 
 
 def separate_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict[str, Any]]],
-                 logged: Dict[str, List[Any]], where: str, qid: str) -> Row:
+                 logged: Logged, where: str, qid: str) -> Row:
     """One request per reference (and mode): probabilities = softmax of HELM's reference scores; the raw
     per-reference logprobs are the logits; exact_match, max_prob and predicted_index are checked."""
     raw, texts, golds = _instance(states[0][1]["instance"], where, qid)
@@ -166,10 +165,9 @@ def separate_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, D
         scores = [logprobs[k] / found[(k, "original")][1] for k in range(len(texts))]
     probs = _softmax(scores)
     best = [k for k, s in enumerate(scores) if s >= max(scores)]
-    _check("exact_match", _logged(logged, "exact_match", where), len(set(golds) & set(best)) / len(best), where,
-           exact=True)
-    _check("predicted_index", _logged(logged, "predicted_index", where), float(best[0]), where, exact=True)
-    _check("max_prob", _logged(logged, "max_prob", where), max(probs), where)
+    _check(logged, "exact_match", len(set(golds) & set(best)) / len(best), where, exact=True)
+    _check(logged, "predicted_index", float(best[0]), where, exact=True)
+    _check(logged, "max_prob", max(probs), where)
     answer = {"type": "choice", "choice": labels[best[0]], "probabilities": dict(zip(labels, probs)),
               "answer_confidence": max(probs), "scores": scores}
     if len(modes) == 2:
