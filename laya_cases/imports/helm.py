@@ -62,7 +62,8 @@ class HelmRun:
             raise UsageError("--norm is not read for HELM (it decides by its adapter's own reference score), got %r"
                              % norm)
         if item_field is not None:
-            raise UsageError("--item-id is not read for HELM: the item id is the instance id (perturbed copies keep it)")
+            raise UsageError("--item-id is not read for HELM: the item id is the instance id (perturbed copies "
+                             "keep it)")
         self.folder = folder
         self.state_path, self.stats_path = os.path.join(folder, STATE), os.path.join(folder, STATS)
         if not os.path.isfile(self.stats_path):
@@ -84,8 +85,9 @@ class HelmRun:
         self.name = name if isinstance(name, str) and name else os.path.basename(os.path.normpath(folder))
         self.qid = self.name.split(":")[0]
         model = adapter.get("model") or adapter.get("model_deployment")
+        files = [self.state_path, self.stats_path] + ([spec_path] if spec is not None else [])
         self.source = Source(harness="helm", version=None, model=model if isinstance(model, str) else None,
-                             tasks=[self.name], files=[self.state_path, self.stats_path] + ([spec_path] if spec else []),
+                             tasks=[self.name], files=files,
                              normalisation=_normalisation(self.method), label=folder,
                              notes=[MAX_PROB_NOTE % folder] if self.method in JOINT else [])
 
@@ -98,12 +100,13 @@ class HelmRun:
             logged = stats.get(key)
             if logged is None:
                 raise UsageError("%s: %s has no entry for instance %r (perturbation %s, train trial %d)"
-                                 % (where, STATS, key[0], key[1] or "none", key[2]))
+                                 % (where, STATS, key[0], json.loads(key[1])["name"] if key[1] else "none", key[2]))
             make = joint_row if self.method in JOINT else separate_row
-            raw, answer, extra = make(self.method, self.adapter, states, logged, where, self.qid)
-            tags = ["split=%s" % states[0][1]["instance"].get("split"),
-                    "perturbation=%s" % ((states[0][1]["instance"].get("perturbation") or {}).get("name") or "original")]
-            sub = states[0][1]["instance"].get("sub_split")
+            raw, answer, extra = make(self.method, self.adapter, states, logged, self.state_path, self.qid)
+            instance = states[0][1]["instance"]
+            tags = ["split=%s" % instance.get("split"),
+                    "perturbation=%s" % ((instance.get("perturbation") or {}).get("name") or "original")]
+            sub = instance.get("sub_split")
             tags += ["sub_split=%s" % sub] if sub is not None else []
             tags += ["train_trial=%d" % key[2]] if tag_trial else []
             raw["tags"] = tags
@@ -131,7 +134,10 @@ def _groups(states: List[Any], path: str) -> Dict[Key, Tuple[int, List[Tuple[int
             raise UsageError("%s field 'instance.id' must be the instance's id" % where)
         if not isinstance(trial, int) or isinstance(trial, bool):
             raise UsageError("%s field 'train_trial_index' must be an integer" % where)
-        key = (ident, _perturbation_key(instance.get("perturbation")), trial)
+        perturbation = instance.get("perturbation")
+        if perturbation is not None and not (isinstance(perturbation, dict) and isinstance(perturbation.get("name"), str)):
+            raise UsageError("%s field 'instance.perturbation' must be a PerturbationDescription with a name" % where)
+        key = (ident, _perturbation_key(perturbation), trial)
         out.setdefault(key, (i, []))[1].append((i, state))
     return out
 

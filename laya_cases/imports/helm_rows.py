@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from laya_cases.core.errors import UsageError, shorten
 
@@ -34,14 +34,16 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _instance(instance: Dict[str, Any], where: str, qid: str) -> Tuple[Dict[str, Any], List[str], List[int]]:
-    """(the labelled row without its answer, the reference texts, the gold indices)."""
+def _instance(instance: Dict[str, Any], where: str,
+              qid: str) -> Tuple[Dict[str, Any], List[str], List[str], List[int]]:
+    """(the labelled row without its answer and tags, the option labels, the reference texts, the gold indices)."""
     refs = instance.get("references")
     if not isinstance(refs, list) or not refs:
         raise UsageError("%s field 'instance.references' must be a non-empty list" % where)
     texts, golds = [], []
     for k, ref in enumerate(refs):
-        text = ref.get("output", {}).get("text") if isinstance(ref, dict) and isinstance(ref.get("output"), dict) else None
+        output = ref.get("output") if isinstance(ref, dict) else None
+        text = output.get("text") if isinstance(output, dict) else None
         tags = ref.get("tags") if isinstance(ref, dict) else None
         if not isinstance(text, str) or not isinstance(tags, list):
             raise UsageError("%s field 'instance.references[%d]' must have output.text and tags" % (where, k))
@@ -58,9 +60,8 @@ def _instance(instance: Dict[str, Any], where: str, qid: str) -> Tuple[Dict[str,
     labels = stripped if plain else [str(k) for k in range(len(texts))]
     body = {"type": "choice", "instructions": qid, "criteria": labels if plain else dict(zip(labels, texts))}
     expected = labels[golds[0]] if len(golds) == 1 else [labels[g] for g in golds]   # a list: unscored (S2.9)
-    raw = {"state": text, "questions": {qid: body}, "expected": {qid: expected}, "item_id": instance["id"],
-           "labels": labels}
-    return raw, texts, golds
+    raw = {"state": text, "questions": {qid: body}, "expected": {qid: expected}, "item_id": instance["id"]}
+    return raw, labels, texts, golds
 
 
 def _check(logged: Logged, name: str, ours: float, where: str, exact: bool = False) -> None:
@@ -89,13 +90,13 @@ def _completions(state: Dict[str, Any], where: str) -> List[Dict[str, Any]]:
 
 
 def joint_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict[str, Any]]],
-              logged: Logged, where: str, qid: str) -> Row:
+              logged: Logged, path: str, qid: str) -> Row:
     """One request: the mapped top completion is the choice, exp(its logprob) = HELM's max_prob the confidence."""
+    where = "%s request_states[%d]" % (path, states[0][0])
     if len(states) != 1:
         raise UsageError("%s: %d request states for one instance of a multiple_choice_joint run" % (where, len(states)))
     state = states[0][1]
-    raw, texts, golds = _instance(state["instance"], where, qid)
-    labels = raw.pop("labels")
+    raw, labels, texts, golds = _instance(state["instance"], where, qid)
     mapping = state.get("output_mapping")
     if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
         raise UsageError("%s field 'output_mapping' must map answer letters to reference texts" % where)
@@ -141,15 +142,15 @@ def _softmax(scores: List[float]) -> List[float]:
 
 
 def separate_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict[str, Any]]],
-                 logged: Logged, where: str, qid: str) -> Row:
+                 logged: Logged, path: str, qid: str) -> Row:
     """One request per reference (and mode): probabilities = softmax of HELM's reference scores; the raw
     per-reference logprobs are the logits; exact_match, max_prob and predicted_index are checked."""
-    raw, texts, golds = _instance(states[0][1]["instance"], where, qid)
-    labels = raw.pop("labels")
+    where = "%s request_states[%d]" % (path, states[0][0])
+    raw, labels, texts, golds = _instance(states[0][1]["instance"], where, qid)
     modes = ("original", "calibration") if method.endswith("calibrated") else ("original",)
     found: Dict[Tuple[int, str], Tuple[float, int]] = {}
     for i, state in states:
-        at = "%s request_states[%d]" % (where.rsplit(" request_states[", 1)[0], i)
+        at = "%s request_states[%d]" % (path, i)
         index, mode = state.get("reference_index"), state.get("request_mode") or "original"
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(texts) or mode not in modes:
             raise UsageError("%s field 'reference_index' must index the %d references (request_mode %s), got %r"
@@ -157,7 +158,8 @@ def separate_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, D
         found[(index, mode)] = _reference_logprob(state, texts[index], at)
     missing = [(k, m) for k in range(len(texts)) for m in modes if (k, m) not in found]
     if missing:
-        raise UsageError("%s field 'reference_index': no %s request for reference %d" % (where, missing[0][1], missing[0][0]))
+        raise UsageError("%s field 'reference_index': no %s request for reference %d"
+                         % (where, missing[0][1], missing[0][0]))
     logprobs = [found[(k, "original")][0] for k in range(len(texts))]
     if len(modes) == 2:
         scores = [logprobs[k] - found[(k, "calibration")][0] for k in range(len(texts))]

@@ -320,6 +320,16 @@ def _max_prob_as_text(doc, text):
     return doc
 
 
+def _no_stats_entry(doc, text):
+    del doc[9]
+    return doc
+
+
+def _generation_adapter(doc, text):
+    doc["adapter_spec"]["method"] = "generation"
+    return doc
+
+
 @pytest.mark.parametrize("run,change,where,needle", [
     (ORIGINAL, _edit("scenario_state.json", _truncated), "", "is not valid JSON"),
     (ORIGINAL, _edit("scenario_state.json", _without_result), " request_states[3]", "field 'result.completions'"),
@@ -329,8 +339,11 @@ def _max_prob_as_text(doc, text):
     (JOINT, _edit("per_instance_stats.json", _flip_exact_match), " [4]", "field 'stats.exact_match': HELM logged"),
     (JOINT, _edit("per_instance_stats.json", _max_prob_as_text), " [2]", "field 'stats.max_prob.mean' must be a number"),
     (CALIBRATED, _edit("per_instance_stats.json", None), "", "no per_instance_stats.json beside it"),
+    (JOINT, _edit("per_instance_stats.json", _no_stats_entry), None, "has no entry for instance 'id11' (perturbation typos"),
+    (CALIBRATED, _edit("scenario_state.json", _generation_adapter), " field 'adapter_spec.method'",
+     "is 'generation': only multiple_choice_joint"),
 ], ids=["truncated", "missing-field", "wrong-type", "logprob-disagrees", "exact-match-disagrees", "stat-wrong-type",
-        "stats-missing"])
+        "stats-missing", "stats-entry-missing", "not-multiple-choice"])
 def test_a_bad_file_is_one_message_naming_file_and_field_and_nothing_is_committed(tmp_path, run, change, where,
                                                                                   needle):
     logs = tmp_path / "logs"
@@ -343,6 +356,8 @@ def test_a_bad_file_is_one_message_naming_file_and_field_and_nothing_is_committe
     res = CliRunner().invoke(app, ["import", str(logs), "-w", str(wh)])
     assert res.exit_code == 2, res.output
     [message] = [l for l in res.output.splitlines() if l.startswith("laya-cases:")]
+    if where is None:                  # named from the request state it belongs to
+        path, where = path.parent / "scenario_state.json", " request_states[9]: per_instance_stats.json"
     assert "%s%s" % (path, where) in message and needle in message, message
     assert "Traceback" not in res.output
     assert snapshot_tree(wh) == before
