@@ -204,6 +204,18 @@ def test_report_slices_are_helms_exact_match_means(imported, tmp_path):
                                                               abs=1e-12)
 
 
+def test_diff_of_joint_and_separate_pairs_every_instance_and_copy_by_helms_exact_match(imported):
+    """Both adapters ask the same instances (and copies): `diff` pairs them on item id and question."""
+    wh, _ = imported
+    diff = Store(wh.root).diff("h-1", "h-3", bootstrap=200)
+    a, b = _stats(JOINT), _stats(ORIGINAL)
+    assert set(a) == set(b) and diff["paired"] == len(a) == 22 and diff["only_in_a"] == diff["only_in_b"] == 0
+    pairs = [(a[k]["exact_match"], b[k]["exact_match"]) for k in a]
+    assert diff["right_to_wrong"] == sum(1 for x, y in pairs if x == 1 and y == 0)
+    assert diff["wrong_to_right"] == sum(1 for x, y in pairs if x == 0 and y == 1)
+    assert diff["right_to_wrong"] + diff["wrong_to_right"] > 0
+
+
 def _identity(wh, run):
     settings = Store(wh.root).sql("SELECT settings_json FROM runs WHERE run_id = '%s'" % run)["settings_json"][0]
     return json.loads(settings)["import"]
@@ -269,6 +281,25 @@ def test_an_unmapped_joint_answer_is_kept_and_wrong(tmp_path):
     import_path(wh, str(folder), run_id="u")
     [case] = [c for c in _cases(wh, "u") if c["key"] == _key(rs["instance"]["id"], None)]
     assert case["predicted"] == "Z" and case["correct"] is False
+
+
+def test_sub_split_and_train_trials_become_tags(tmp_path):
+    """HELM's sub_split and, with num_train_trials > 1, each trial's rows are slices too (the copies here are
+    the fixture's own rows with another trial index: HELM repeats every instance per trial)."""
+    folder = tmp_path / "r"
+    shutil.copytree(JOINT, folder)
+    state, stats = _load(folder, "scenario_state.json"), _load(folder, "per_instance_stats.json")
+    state["adapter_spec"]["num_train_trials"] = 2
+    state["request_states"][0]["instance"]["sub_split"] = "short"
+    state["request_states"] += [dict(rs, train_trial_index=1) for rs in state["request_states"]]
+    stats += [dict(entry, train_trial_index=1) for entry in stats]
+    (folder / "scenario_state.json").write_text(json.dumps(state), encoding="utf-8")
+    (folder / "per_instance_stats.json").write_text(json.dumps(stats), encoding="utf-8")
+    wh = Warehouse(tmp_path / "wh")
+    [result] = import_path(wh, str(folder), run_id="t")
+    tags = Counter(t for c in _cases(wh, "t") for t in c["tags"])
+    assert result.n_cases == 44 and tags["train_trial=0"] == tags["train_trial=1"] == 22
+    assert tags["sub_split=short"] == 2                   # the instance's row in each trial
 
 
 # ---------------------------------------------------------------------------- bad input
