@@ -112,7 +112,8 @@ def joint_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict
     _check(logged, "exact_match", em, where, exact=True)
     _check(logged, "max_prob", max_prob, where)
     index = texts.index(mapped) if mapped in texts else None
-    answer = {"type": "choice", "choice": labels[index] if index is not None else (said or None),
+    # an answer that maps to no reference is no option (HELM scores it 0): no choice, its text kept in `response`
+    answer = {"type": "choice", "choice": labels[index] if index is not None else None,
               "answer_confidence": max_prob, "max_prob": max_prob, "response": top["text"]}
     return raw, answer, {}
 

@@ -264,13 +264,15 @@ def test_cli_refuses_norm_and_a_folder_without_helm(tmp_path):
     assert none.exit_code == 2 and "holds no HELM run folder" in none.output
 
 
-def test_an_unmapped_joint_answer_is_kept_and_wrong(tmp_path):
-    """A joint completion that is no answer letter maps to nothing: HELM scores it 0; the decision keeps it."""
+def test_an_unmapped_joint_answer_is_no_choice_and_wrong(tmp_path):
+    """A joint completion that is no answer letter maps to nothing: HELM scores it 0; the decision has no choice
+    (even a text equal to an option is none: HELM does not map it) and keeps the text as `response`."""
     folder = tmp_path / "r"
     shutil.copytree(JOINT, folder)
     state = _load(folder, "scenario_state.json")
     rs = state["request_states"][0]
-    rs["result"]["completions"][0]["text"] = " Z"
+    gold = next(r["output"]["text"] for r in rs["instance"]["references"] if "correct" in r["tags"])
+    rs["result"]["completions"][0]["text"] = " " + gold          # the gold's text, not its letter
     (folder / "scenario_state.json").write_text(json.dumps(state), encoding="utf-8")
     stats = _load(folder, "per_instance_stats.json")
     for s in stats[0]["stats"]:
@@ -280,7 +282,8 @@ def test_an_unmapped_joint_answer_is_kept_and_wrong(tmp_path):
     wh = Warehouse(tmp_path / "wh")
     import_path(wh, str(folder), run_id="u")
     [case] = [c for c in _cases(wh, "u") if c["key"] == _key(rs["instance"]["id"], None)]
-    assert case["predicted"] == "Z" and case["correct"] is False
+    assert case["predicted"] is None and case["correct"] is False
+    assert json.loads(case["answer_json"])["response"] == " " + gold
 
 
 def test_sub_split_and_train_trials_become_tags(tmp_path):
