@@ -111,7 +111,8 @@ def joint_row(method: str, adapter: Dict[str, Any], states: List[Tuple[int, Dict
     max_prob = math.exp(top["logprob"])
     _check(logged, "exact_match", em, where, exact=True)
     _check(logged, "max_prob", max_prob, where)
-    index = texts.index(mapped) if mapped in texts else None
+    index = next((g for g in golds if mapped and texts[g].strip() == mapped.strip()),   # two equal texts: the
+                 texts.index(mapped) if mapped in texts else None)                       # gold, as HELM scores
     # an answer that maps to no reference is no option (HELM scores it 0): no choice, its text kept in `response`
     answer = {"type": "choice", "choice": labels[index] if index is not None else None,
               "answer_confidence": max_prob, "max_prob": max_prob, "response": top["text"]}
