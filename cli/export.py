@@ -46,12 +46,13 @@ def export_command(
         console.note("wrote %s" % out)
 
 
-@app.command("import", short_help="Load lm-eval, lighteval, inspect or harness logs as runs.")
+@app.command("import", short_help="Load lm-eval, lighteval, HELM, inspect or harness logs as runs.")
 def import_command(
     path: Path = typer.Argument(..., metavar="PATH", help="lm-eval --log_samples output (folder or results file), "
-                                "lighteval --save-details output (folder or details Parquet), an inspect log, a harness "
+                                "lighteval --save-details output (folder or details Parquet), HELM output (benchmark_output/runs/"
+                                "<suite>/<run>/ or any folder above it), an inspect log, a harness "
                                 "document (`export --format harness`) or a laya-evals harness report with its cases."),
-    format_: Optional[str] = typer.Option(None, "--format", metavar="lm-eval|lighteval|inspect|harness|laya-evals",
+    format_: Optional[str] = typer.Option(None, "--format", metavar="lm-eval|lighteval|helm|inspect|harness|laya-evals",
                                           help="The log format [default: detected from the files]."),
     norm: str = typer.Option("raw", "--norm", metavar="raw|chars|bytes", help="lm-eval/lighteval multiple choice: "
                              "score options by raw log-likelihood (acc), per character (acc_norm) or per byte (acc_bytes, "
@@ -66,13 +67,15 @@ def import_command(
     """Load logs as runs (kind `import`), queryable next to ours (docs/imports.md).
 
     One run per lm-eval results file (one model, all its tasks), lighteval details
-    folder (one model and date) or inspect log; a path imported before with the same
-    files and --norm names its run and commits nothing.
+    folder (one model and date), HELM run folder (model x scenario x adapter) or
+    inspect log; a path imported before with the same files and --norm names its
+    run and commits nothing.
 
     \b
     Examples:
       laya-cases import lm_eval_out/ --norm chars
       laya-cases import lighteval_out/details/ --run-id le
+      laya-cases import benchmark_output/runs/my-suite/ --format helm
       laya-cases import massive.json --run-id reference
       laya-cases massive report reference
     """

@@ -11,27 +11,33 @@ from typing import List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.harness.massive import document
-from laya_cases.imports import inspect_log, lighteval, lmeval
+from laya_cases.imports import helm, inspect_log, lighteval, lmeval
 from laya_cases.imports.common import ImportResult, commit_all
 
-FORMATS = ("lm-eval", "inspect", "harness", "laya-evals", "lighteval")
+FORMATS = ("lm-eval", "inspect", "harness", "laya-evals", "lighteval", "helm")
 
 
 def detect(path: str) -> str:
-    """The format of `path` from its files: lm-eval results/samples, an inspect log, else a harness document."""
+    """The format of `path` from its files: a HELM run folder, lighteval details, lm-eval results/samples, an
+    inspect log, else a harness document."""
     if not os.path.exists(path):
         return "harness"                        # its reader names the missing file, as before
     if os.path.isdir(path):
         names = [n for _, _, files in os.walk(path) for n in files]
+        if helm.STATE in names:
+            return "helm"
         if any(lighteval.is_details(n) for n in names):   # before lm-eval: lighteval writes results_<date>.json too
             return "lighteval"
         if any(lmeval.is_results(n) for n in names):
             return "lm-eval"
         if any(n.endswith(".eval") for n in names):
             return "inspect"
-        raise UsageError("%s: no lm-eval results_<date>.json or inspect .eval log in it; name the format "
+        raise UsageError("%s: no HELM scenario_state.json, lighteval details, lm-eval results_<date>.json or inspect "
+                         ".eval log in it; name the format "
                          "with --format %s" % (path, "|".join(FORMATS)))
     name = os.path.basename(path)
+    if helm.is_run_file(name):
+        return "helm"
     if lighteval.is_details(name):
         return "lighteval"
     if lmeval.is_results(name) or (name.startswith("samples_") and name.endswith(".jsonl")):
@@ -64,6 +70,8 @@ def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] 
         return [ImportResult(recorded.run_id, recorded.n_cases, False, [])]
     if fmt == "lm-eval":
         sets = [lmeval.Results(p, norm, item_id) for p in lmeval.results_files(path)]
+    elif fmt == "helm":
+        sets = helm.runs(path, norm, item_id)
     elif fmt == "lighteval":
         sets = [lighteval.Details(folder, files, norm, item_id) for folder, files in lighteval.details_sets(path)]
     else:
