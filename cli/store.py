@@ -201,8 +201,8 @@ def plot(
     run_id: str = typer.Argument(..., metavar="RUN", help="A run id (see `laya-cases runs`)."),
     out: Path = typer.Option(Path("plots"), "--out", metavar="DIR", help="Directory for reliability.png and "
                              "risk_coverage.png (created if missing)."),
-    by: Optional[str] = typer.Option(None, "--by", metavar="DIM", help="One reliability line per group of DIM: "
-                                     "language, model, qid or tag."),
+    by: Optional[str] = typer.Option(None, "--by", metavar="DIM", help="One reliability line per group of DIM "
+                                     "(language, model, qid or tag), and confidence.png: a histogram per group."),
     kind: str = typer.Option("calibration", "--kind", metavar="KIND", help="calibration (reliability.png, "
                              "risk_coverage.png); languages (languages.png: accuracy with its bootstrap interval and "
                              "ECE per language); shortlist (shortlist_recall.png: recall@k over k); robustness "

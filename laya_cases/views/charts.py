@@ -241,13 +241,14 @@ def report_chart_names(doc: Dict[str, Any]) -> List[str]:
     return names + ["confidence-%s" % dim for dim in doc["slices"] if len(_slice_bins(doc, dim)) > 1]
 
 
-def report_chart(doc: Dict[str, Any], name: str):
+def report_chart(doc: Dict[str, Any], name: str, plt=None):
     """One chart of a report page by its report_chart_names name."""
     ext, overall = doc["extensions"]["overall"], doc["overall"]
     if name == "reliability":
-        return reliability({"overall": ext["reliability"]}, {"overall": overall.get("ece")}, "Reliability (overall)")
+        return reliability({"overall": ext["reliability"]}, {"overall": overall.get("ece")}, "Reliability (overall)",
+                           plt)
     if name == "risk_coverage":
         return risk_coverage({"overall": ext.get("risk_coverage") or []}, {"overall": overall.get("aurc")},
-                             "Risk-coverage (overall)")
+                             "Risk-coverage (overall)", plt)
     dim = name[len("confidence-"):]
-    return confidence_histograms(_slice_bins(doc, dim), "Confidence by %s" % dim)
+    return confidence_histograms(_slice_bins(doc, dim), "Confidence by %s" % dim, plt)

@@ -44,17 +44,22 @@ def _groups(doc: Dict[str, Any], dim: Optional[str]):
 
 def report_figures(doc: Dict[str, Any], dim: Optional[str] = None, plt=None) -> Dict[str, Any]:
     """{"reliability": Figure, "risk_coverage": Figure} of a report document (overall, or one line per
-    group of `dim`): standalone figures, or pyplot ones when `plt` is given."""
+    group of `dim`, and then "confidence": each group's confidence histogram): standalone figures, or
+    pyplot ones when `plt` is given."""
     groups, eces = _groups(doc, dim)
     run_id, ext = doc["extensions"]["run"]["run_id"], doc["extensions"]
-    return {"reliability": charts.reliability(groups, eces, "Reliability, run %s" % run_id, plt),
-            "risk_coverage": charts.risk_coverage({run_id: ext["overall"].get("risk_coverage", [])},
-                                                  {run_id: doc["overall"].get("aurc")}, "Risk-coverage, run %s" % run_id,
-                                                  plt)}
+    out = {"reliability": charts.reliability(groups, eces, "Reliability, run %s" % run_id, plt),
+           "risk_coverage": charts.risk_coverage({run_id: ext["overall"].get("risk_coverage", [])},
+                                                 {run_id: doc["overall"].get("aurc")}, "Risk-coverage, run %s" % run_id,
+                                                 plt)}
+    if dim is not None and "confidence-%s" % dim in charts.report_chart_names(doc):
+        out["confidence"] = charts.report_chart(doc, "confidence-%s" % dim, plt)
+    return out
 
 
 def plot_report(doc: Dict[str, Any], out_dir: Path, dim: Optional[str] = None) -> List[Path]:
-    """Write reliability.png (overall, or one line per group of `dim`) and risk_coverage.png."""
+    """Write reliability.png (overall, or one line per group of `dim`), risk_coverage.png and, with `dim`,
+    confidence.png (a histogram per group)."""
     _groups(doc, dim)                    # refuse before making the directory
     plt = _pyplot()
     return charts.write_png(report_figures(doc, dim, plt), out_dir, plt)

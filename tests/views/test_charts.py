@@ -179,3 +179,13 @@ def test_the_hist_check_can_fail(docs):
     half = len(ax.patches) // 2
     heights = [r.get_height() + w.get_height() for r, w in zip(ax.patches[:half], ax.patches[half:])]
     assert heights != [b["n_b"] for b in mine[key] if b["n_b"]] and np.sum(heights) > 0
+
+
+def test_plot_by_a_dimension_also_writes_the_histograms_png(docs, tmp_path):
+    from laya_cases.views.plots import plot_report
+
+    first = plot_report(docs["a"], tmp_path / "one", "language")
+    assert [p.name for p in first] == ["reliability.png", "risk_coverage.png", "confidence.png"]
+    again = plot_report(docs["a"], tmp_path / "two", "language")
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(first, again))
+    assert [p.name for p in plot_report(docs["a"], tmp_path / "three")] == ["reliability.png", "risk_coverage.png"]
