@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -25,6 +26,8 @@ COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#17becf")
 #: Panels of the per-group confidence histogram; larger groups first, the rest named in the title.
 MAX_PANELS = 12
+#: matplotlib is not thread-safe (not even its first import): a server draws one chart at a time.
+DRAWING = threading.Lock()
 _META = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 _PATH = re.compile(r' d="[^"]*"')
 _DIGITS = re.compile(r"(\d\.\d)\d+")

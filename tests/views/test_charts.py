@@ -189,3 +189,18 @@ def test_plot_by_a_dimension_also_writes_the_histograms_png(docs, tmp_path):
     again = plot_report(docs["a"], tmp_path / "two", "language")
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(first, again))
     assert [p.name for p in plot_report(docs["a"], tmp_path / "three")] == ["reliability.png", "risk_coverage.png"]
+
+
+def test_charts_drawn_by_concurrent_requests_are_whole(wh):
+    """The server draws charts from a thread pool; matplotlib is not thread-safe, so it draws one at a time
+    (charts.DRAWING): eight requests at once give the bytes one request alone gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    urls = ["/run/a/chart/%s.svg" % n for n in ("reliability", "risk_coverage", "confidence-language")] + \
+        ["/compare/chart/%s.svg?runs=a%%2Cb" % n for n in ("reliability", "risk_coverage")]
+    alone = {u: TestClient(serve_app(wh)).get(u).text for u in urls}
+    client = TestClient(serve_app(wh))
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda u: (u, client.get(u)), urls * 2))
+    for url, response in got:
+        assert response.status_code == 200 and response.text == alone[url], url

@@ -5,7 +5,9 @@ grid's filters equal a Python computation from `laya-cases sql` rows, refusals a
 and hostile URLs leave the store's files as they were."""
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import math
 import re
@@ -280,6 +282,8 @@ HOSTILE = [
     "/compare/cases?runs=demo,other&after_row=1&after_qid=%00", "/compare/cases?runs=demo,other&show=all_wrong%3B",
     "/compare/cases?runs=demo,other&format=csv&format=json", "/compare/cases?runs=demo,other&x=1",
     "/compare/cases?runs=demo,other&after_row=9223372036854775808&after_qid=intent",
+    "/compare?runs=demo,other&sort=third", "/compare?runs=demo,other&sort=accuracy", "/compare?runs=demo,other&dir=up",
+    "/compare?runs=demo,other&format=xml", "/compare?runs=demo,other&sort=demo&sort=other",
 ]
 
 
@@ -355,3 +359,23 @@ def test_same_bytes_from_a_fresh_app(client, store):
     for url in (URL + "&by=language", "/compare/cases?runs=demo,other,third&show=prediction_differs",
                 "/compare/cases?runs=demo,other,third&format=json&limit=9"):
         assert client.get(url).content == other.get(url).content, url
+
+
+@pytest.mark.slow
+def test_the_page_sorts_its_slices_by_a_run_and_is_taken_away(client, store, tmp_path):
+    """`sort=RUN&dir=desc` orders the per-slice rows by that run's accuracy (overall stays first); the JSON
+    has every number of the page and the CSV its deltas, read here against stability's run_accuracy."""
+    out = tmp_path / "s.json"
+    cli("stability", *RUNS, "--by", "language", "-w", str(store), "--json", str(out), check=True)
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    acc = {group.split("=", 1)[1]: {e["run_id"]: e["accuracy"] for e in entries}
+           for group, entries in doc["run_accuracy"].items() if group != "overall"}
+    want = sorted(acc, key=lambda g: (-acc[g][RUNS[1]], g))
+    rows = table_rows(client.get(URL + "&by=language&sort=%s&dir=desc" % RUNS[1]).text, "compare-slices")
+    assert [r[0] for r in rows] == ["overall"] + want
+    taken = json.loads(client.get(URL + "&by=language&format=json").text)
+    assert {(r["run_id"], r["key"]): r["accuracy"] for r in taken["slices"] if r["dim"] != "overall"} == \
+        {(run, g): a for g, by_run in acc.items() for run, a in by_run.items()}
+    lines = list(csv.DictReader(io.StringIO(client.get(URL + "&by=language&format=csv").text)))
+    assert [(r["run_id"], r["dim"], r["key"], r["delta"]) for r in lines] == \
+        [(d["run_id"], d["dim"], d["key"] or "", _exact(d["delta"])) for d in taken["deltas"]]

@@ -178,7 +178,7 @@ def build(wh) -> Starlette:
     def compare(request: Request):
         items = request.query_params.multi_items()
         if any(name in ("runs", "run") for name, _ in items):      # 2-10 runs: compare.py
-            return _html(C.page(many, items))
+            return _taken(C.page(many, items))
         return _two(data, request)
 
     def run_chart(request: Request):

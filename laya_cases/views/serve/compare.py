@@ -24,6 +24,7 @@ from laya_cases.report import runset
 from laya_cases.views.serve import compare_pages as V
 from laya_cases.views.serve import params as P
 from laya_cases.views.serve.data import remember
+from laya_cases.views.serve import tables as T
 from laya_cases.views.serve.tables import FORMATS, strict
 
 MIN_RUNS, MAX_RUNS = 2, 10
@@ -112,14 +113,25 @@ class Compare:
         return found
 
 
-def page(cmp: Compare, items: Sequence[Tuple[str, str]]) -> str:
-    """/compare?runs=A,B,...[&by=DIM]: the HTML page."""
+def page(cmp: Compare, items: Sequence[Tuple[str, str]]) -> Tuple[str, str]:
+    """/compare?runs=A,B,...[&by=DIM][&sort=key|RUN&dir=][&format=csv|json]: (body, media type). The per-slice
+    table sorts by its group or a run's accuracy; JSON is every number of the page, CSV its deltas."""
     known = cmp.data.run_ids()
     runs = run_list(items, known)
-    raw = _rest(items, ("by",))
+    raw = _rest(items, ("by", "sort", "dir", "format"))
     by = P.one_of(raw.get("by"), "by", DIMS)
+    sort = P.one_of(raw.get("sort"), "sort", ["key"] + runs)
+    descending = (P.one_of(raw.get("dir"), "dir", ("asc", "desc")) or "asc") == "desc"
+    fmt = P.one_of(raw.get("format"), "format", FORMATS) or "html"
     rows = cmp.check(runs)
-    return V.compare_page(runs, by, cmp.deltas(runs, by), cmp.slices(runs, by), rows, known)
+    deltas, slices = cmp.deltas(runs, by), cmp.slices(runs, by)
+    if fmt == "json":
+        doc = {"runs": runs, "by": by, "deltas": deltas, "slices": slices}
+        return json.dumps(strict(doc), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n", "application/json"
+    if fmt == "csv":
+        return T.as_csv(("run_id", "dim", "key") + V.DELTA_COLUMNS, deltas)
+    return (V.compare_page(runs, by, deltas, slices, rows, known, (sort, descending) if sort else None),
+            "text/html; charset=utf-8")
 
 
 def cases(cmp: Compare, items: Sequence[Tuple[str, str]]) -> Tuple[str, str]:

@@ -3,7 +3,7 @@ value goes through markup.esc / num / cell; every href is built with urllib.pars
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import quote, urlencode
 
 from laya_cases.views.html.markup import cell, esc, link, num, page, table
@@ -101,12 +101,27 @@ def deltas_section(runs: List[str], by: Optional[str], deltas: List[Dict[str, An
     return "".join(body)
 
 
-def slices_section(runs: List[str], by: Optional[str], slices: List[Dict[str, Any]]) -> str:
+def _slice_order(runs: List[str], grid: Dict[tuple, Dict[str, Dict[str, Any]]], sort: Optional[Tuple[str, bool]]):
+    """The per-slice rows: overall first, then the groups by name, or by `sort` = (key or a run, descending);
+    a group a run did not score sorts last either way."""
+    keys = sorted(k for k in grid if k[0] != "overall")
+    if sort is not None and sort[0] != "key":
+        scored = [k for k in keys if grid[k].get(sort[0]) is not None]
+        keys = sorted(scored, key=lambda k: grid[k][sort[0]]["accuracy"], reverse=sort[1]) + \
+            [k for k in keys if k not in set(scored)]
+    elif sort is not None and sort[1]:
+        keys.reverse()
+    return [k for k in grid if k[0] == "overall"] + keys
+
+
+def slices_section(runs: List[str], by: Optional[str], slices: List[Dict[str, Any]],
+                   sort: Optional[Tuple[str, bool]] = None) -> str:
     grid: Dict[tuple, Dict[str, Dict[str, Any]]] = {}
     for r in slices:
         grid.setdefault((r["dim"], r["key"]), {})[r["run_id"]] = r
     rows = []
-    for (dim, key), per in grid.items():
+    for dim, key in _slice_order(runs, grid, sort):
+        per = grid[(dim, key)]
         cells = ["<td>%s</td>" % esc("overall" if dim == "overall" else key)]
         for run in runs:
             r = per.get(run)
@@ -114,10 +129,17 @@ def slices_section(runs: List[str], by: Optional[str], slices: List[Dict[str, An
                          '<td class="n" data-v="%s" title="%d of %d">%.4f</td>' % (esc(repr(r["accuracy"])), r["hits"],
                                                                              r["scored"], r["accuracy"]))
         rows.append(cells)
+
+    def head(column: str, text: str) -> str:
+        now = sort is not None and sort[0] == column
+        down = now and not sort[1]
+        mark = (" \u25bc" if sort[1] else " \u25b2") if now else ""
+        return link(compare_href(runs, by=by, sort=column, dir="desc" if down else "asc") + "#per-slice", text) + esc(mark)
     pick = " ".join(link(compare_href(runs, by=d), d) if d != by else "<b>%s</b>" % esc(d) for d in DIMS)
-    return ("<h2>Per slice</h2><p>Accuracy of each run over the cases two or more runs scored (hover: hits of "
-            "scored; the numbers of <code>stability --by DIM --json</code>'s run_accuracy). By: %s</p>" % pick
-            + table([by or "group"] + runs, rows, "compare-slices"))
+    headers = [head("key", by or "group")] + [head(run, run) for run in runs]
+    return ('<h2 id="per-slice">Per slice</h2><p>Accuracy of each run over the cases two or more runs scored (hover: '
+            "hits of scored; the numbers of <code>stability --by DIM --json</code>'s run_accuracy). By: %s</p>" % pick
+            + table(headers, rows, "compare-slices", raw_headers=True))
 
 
 def _opened(prefix: str, value: Any, out: Dict[str, str]) -> None:
@@ -160,11 +182,13 @@ def settings_section(runs: List[str], rows: Dict[str, dict]) -> str:
 
 
 def compare_page(runs: List[str], by: Optional[str], deltas: List[Dict[str, Any]], slices: List[Dict[str, Any]],
-                 rows: Dict[str, dict], run_ids: List[str]) -> str:
+                 rows: Dict[str, dict], run_ids: List[str], sort: Optional[Tuple[str, bool]] = None) -> str:
     grid = " &middot; ".join([link(grid_href(runs), "every case")]
                              + [link(grid_href(runs, show=s), text) for s, text in SHOWS.items()])
-    body = [runs_form(run_ids, runs, by), "<p>Case grid: %s</p>" % grid, deltas_section(runs, by, deltas),
-            slices_section(runs, by, slices), charts_section(runs), settings_section(runs, rows)]
+    taken = "<p>This page as %s (every number), %s (the deltas)</p>" % (
+        link(compare_href(runs, by=by, format="json"), "json"), link(compare_href(runs, by=by, format="csv"), "csv"))
+    body = [runs_form(run_ids, runs, by), "<p>Case grid: %s</p>" % grid, taken, deltas_section(runs, by, deltas),
+            slices_section(runs, by, slices, sort), charts_section(runs), settings_section(runs, rows)]
     return page("Compare %d runs: %s" % (len(runs), ", ".join(runs)), "".join(body), link("/", "Runs"), images=True)
 
 

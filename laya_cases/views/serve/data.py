@@ -79,13 +79,18 @@ class Data:
 
     def run_chart(self, run_id: str, name: str) -> str:
         """The SVG of one chart of the run page (charts.report_chart), from the cached report."""
-        return self._remember(self._charts, ("run", name) + tuple(self._stamp(run_id)),
-                              lambda: charts.svg(charts.report_chart(self.report(run_id), name)))
+        def make():
+            doc = self.report(run_id)
+            with charts.DRAWING:
+                return charts.svg(charts.report_chart(doc, name))
+        return self._remember(self._charts, ("run", name) + tuple(self._stamp(run_id)), make)
 
     def chart(self, runs: List[str], name: str) -> str:
         """The SVG of one overlay chart of the runs (views/charts.run_figures), from their cached reports."""
         def make():
-            return charts.svg(charts.run_figures({r: self.report(r) for r in runs})[name])
+            docs = {r: self.report(r) for r in runs}
+            with charts.DRAWING:
+                return charts.svg(charts.run_figures(docs)[name])
         return self._remember(self._charts, (name,) + tuple((r,) + tuple(self._stamp(r)) for r in runs), make)
 
     def diff(self, run_a: str, run_b: str, by: Optional[str]) -> Dict[str, Any]:
