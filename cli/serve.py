@@ -21,13 +21,17 @@ def serve(
 ) -> None:
     """Browse the warehouse in a web browser (read-only).
 
-    Needs laya-cases[serve]. Pages: the runs, a run's report with slice tables and
-    plots, its cases with filters and paging, one case, and a comparison of two
-    runs (docs/html.md). Stop with Ctrl-C.
+    Needs laya-cases[serve]. Pages: the runs; a run's report with its charts and
+    sortable slice tables; its cases, filtered, searched (?q=) and sorted; one case with
+    its input; the same case side by side in several runs; 2 to 10 runs compared, with
+    a grid of the cases where they differ. Every table page is also CSV or JSON
+    (?format=csv|json). Nothing is ever written (docs/html.md). Stop with Ctrl-C.
 
     \b
-    Example:
+    Examples:
       laya-cases serve -w warehouse --port 8765
+      open http://127.0.0.1:8765/compare?runs=base,int8,use
+      curl 'http://127.0.0.1:8765/run/base/cases?outcome=incorrect&sort=confidence&format=csv'
     """
     from laya_cases.views.serve import require, serve as run_server
 
