@@ -80,9 +80,12 @@ def import_command(
       laya-cases massive report reference
     """
     from laya_cases.imports import import_path
+    from laya_cases_cli.progress import RowProgress
 
     wh = warehouse_of(warehouse)
-    for result in import_path(wh, str(path), format_, run_id, norm, item_id):
+    with RowProgress("import (rows read)") as bar:        # a bar on a terminal's stderr only, gone at the end
+        results = import_path(wh, str(path), format_, run_id, norm, item_id, progress=bar.update)
+    for result in results:
         for note in result.notes:
             console.note(note)
         if not result.existing:

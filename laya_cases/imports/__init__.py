@@ -7,7 +7,7 @@ them through the one RunRecorder. `detect` names the format of a path when `--fo
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.harness.massive import document
@@ -59,9 +59,10 @@ def _inspect_json(path: str) -> bool:
 
 
 def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] = None, norm: str = "raw",
-                item_id: Optional[str] = None) -> List[ImportResult]:
+                item_id: Optional[str] = None, progress: Optional[Callable[[int], None]] = None) -> List[ImportResult]:
     """Import the logs at `path` as runs; one ImportResult per run (an already-imported set names its run).
-    Several runs from one path get ids `<run_id>-1`, `<run_id>-2`, ... when `run_id` is given."""
+    Several runs from one path get ids `<run_id>-1`, `<run_id>-2`, ... when `run_id` is given.
+    `progress(rows read)`: see common.commit_all (harness documents do not call it)."""
     fmt = detect(path) if fmt is None else fmt
     if fmt not in FORMATS:
         raise UsageError("--format must be one of %s, got %r" % (", ".join(FORMATS), fmt))
@@ -77,4 +78,4 @@ def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] 
     else:
         sets = inspect_log.logs(path)
     ids = [run_id if run_id is None or len(sets) == 1 else "%s-%d" % (run_id, i + 1) for i in range(len(sets))]
-    return commit_all(wh, [(one.source, one.rows, rid) for one, rid in zip(sets, ids)])
+    return commit_all(wh, [(one.source, one.rows, rid) for one, rid in zip(sets, ids)], progress)

@@ -88,11 +88,17 @@ class ImportResult:
     notes: List[str]
 
 
-def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Imported]], Optional[str]]]
-               ) -> List[ImportResult]:
+#: Rows between two calls of commit_all's progress callback.
+PROGRESS_EVERY = 1000
+
+
+def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Imported]], Optional[str]]],
+               progress: Optional[Callable[[int], None]] = None) -> List[ImportResult]:
     """Record each (source, rows, run id) as one run of kind `import`; every run is read into its staging
     area before any is made visible, so a bad line anywhere commits nothing. A source whose very files
-    were imported before names that run instead."""
+    were imported before names that run instead. `progress(rows read so far, all runs)`: every
+    PROGRESS_EVERY rows and once at the end (the CLI's bar)."""
+    done = 0
     out: List[Optional[ImportResult]] = []
     staged: List[Tuple[int, RunRecorder, Source, Dict[str, Any]]] = []
     with ExitStack() as stack:
@@ -110,6 +116,9 @@ def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Im
             for index, item in enumerate(rows()):
                 _record(recorder, index, item)
                 recorder.flush()
+                done += 1
+                if progress is not None and done % PROGRESS_EVERY == 0:
+                    progress(done)
             staged.append((len(out), recorder, source, ident))
             out.append(None)
         for slot, recorder, source, ident in staged:
@@ -119,6 +128,8 @@ def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Im
                 config={"import": {"harness": source.harness}},
                 settings={"import": ident, "import_notes": source.notes})
             out[slot] = ImportResult(recorded.run_id, recorded.n_cases, False, list(source.notes))
+    if progress is not None:
+        progress(done)
     return [r for r in out if r is not None]
 
 

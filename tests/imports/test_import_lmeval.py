@@ -237,3 +237,15 @@ def test_cli_imports_and_reports(tmp_path):
     with pytest.raises(UsageError, match="no lm-eval results"):
         import_path(Warehouse(wh), str(tmp_path), fmt="lm-eval")
     assert glob.glob(str(wh / "runs" / "*"))
+
+
+def test_the_progress_callback_counts_every_row_read(tmp_path, monkeypatch):
+    """`import` draws a bar on a terminal from import_path's progress callback: every PROGRESS_EVERY rows and
+    once at the end, the count of rows read so far over every run of the path."""
+    from laya_cases.imports import common
+
+    monkeypatch.setattr(common, "PROGRESS_EVERY", 7)
+    seen = []
+    results = import_path(Warehouse(tmp_path / "wh"), str(LOGS), progress=seen.append)
+    total = sum(r.n_cases for r in results)
+    assert seen[-1] == total and seen[:-1] == list(range(7, total + 1, 7))
