@@ -144,7 +144,7 @@ def diff(
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
                                                 help="Write the diff as Markdown here."),
     html_out: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Write the diff as one "
-                                            "self-contained HTML file here (docs/html.md)."),
+                                            "self-contained HTML file here, both runs' charts overlaid (docs/html.md)."),
     bootstrap: int = typer.Option(2000, "--bootstrap", metavar="B", help="Bootstrap replicates, 100..100000."),
     seed: int = typer.Option(0, "--seed", metavar="S", help="Bootstrap seed (CPython random.Random(seed))."),
     max_flip_rate: Optional[str] = typer.Option(None, "--max-flip-rate", metavar="R",

@@ -59,7 +59,8 @@ _REPORT_PARAMS = [
     ("markdown_out", Optional[Path], typer.Option(None, "--markdown", metavar="FILE", help="Write the metrics as "
                                                   "Markdown tables here.")),
     ("html_out", Optional[Path], typer.Option(None, "--html", metavar="FILE", help="Write a self-contained HTML "
-                                              "report here (tables, plots, intervals; docs/html.md).")),
+                                              "report here (tables, intervals, reliability and risk-coverage charts, a "
+                                              "confidence histogram per slice; docs/html.md).")),
     ("slice_", Optional[List[str]], typer.Option(None, "--slice", metavar="DIM", help="Also print the metrics per "
                                                  "group of DIM: language, model, qid or tag (repeatable).")),
     ("score_within", Optional[List[float]], typer.Option(
