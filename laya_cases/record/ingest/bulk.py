@@ -205,7 +205,7 @@ class BulkIngest:
         if self.con is None:
             self.con = duckdb.connect()
             self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
-            self.cases = CaseReader(self.con, self._duck)
+            self.cases = CaseReader(self.con, self._duck, self.float_text)
 
     def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
         """A template for the commonest shape among a sample of the lines left (None: no shape repeats)."""

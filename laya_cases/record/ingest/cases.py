@@ -24,25 +24,27 @@ import pyarrow.compute as pc
 from laya_cases.core import identity as I
 from laya_cases.record.decisions import _json
 from laya_cases.record.ingest.columns import case_ids, learn
-from laya_cases.record.ingest.template import Captures, Template, Unsupported, mask, shape
+from laya_cases.record.ingest.template import Captures, Template, Unsupported, _sql_text, mask, shape
 
 MAPS = ("questions", "expected", "answers")
 MAX_CASE_TEMPLATES = 512
+PER_QID = 8                   # templates tried for one qid (each costs a DuckDB query a block)
+LEARN = 16                    # templates a block may learn
+QUERIES = 32                  # DuckDB queries of templates a block may run besides the one of each qid's first
 SAMPLE = 64                   # failed lines a block learns case templates from
 _S = pa.string()
 
 #: per line: its top-level keys (as JSON text) and its qids, when the three maps share them in order
 KEYS_SQL = """SELECT CAST(to_json(json_keys(line)) AS VARCHAR) AS tk,
-  CASE WHEN ek = qk AND ek = ak AND len(ek) > 0 AND len(list_distinct(ek)) = len(ek) THEN ek END AS ek
-FROM (SELECT line, json_keys(line, '$.questions') AS qk, json_keys(line, '$.expected') AS ek,
-             json_keys(line, '$.answers') AS ak FROM (SELECT %s AS line FROM lines))"""
+  CASE WHEN k[1] = k[2] AND k[2] = k[3] AND len(k[2]) > 0 AND len(list_distinct(k[2])) = len(k[2]) THEN k[2] END AS ek
+FROM (SELECT line, json_keys(line, ['$.questions', '$.expected', '$.answers']) AS k FROM (SELECT %s AS line FROM lines))"""
 
 
 class CaseTemplate:
     """The template of one qid within lines of one set of top-level keys, and its pieces of text."""
 
     def __init__(self, template: Template, qid: str):
-        self.t, self.qid = template, qid
+        self.t, self.qid, self.hits, self.misses = template, qid, 0, 0     # cases read in this block
         children = template.root.children
         self.maps = [key for key in children if key in MAPS]        # in the line's order
         self.segments: List[List[Any]] = [[]]     # canonical text parts around the maps
@@ -88,11 +90,12 @@ class Split:
 class CaseReader:
     """The case templates learned so far, by (top-level keys, qid); reads a block's lines with them."""
 
-    def __init__(self, con: Any, duck: Callable[[Template, pa.Array], pa.Table]):
-        self.con, self.duck = con, duck
+    def __init__(self, con: Any, duck: Callable[[Template, pa.Array], pa.Table], float_text: bool):
+        self.con, self.duck, self.float_text = con, duck, float_text
         self.by_key: Dict[Tuple[str, str], List[CaseTemplate]] = {}
         self.known: set = set()              # one-question lines' shapes learned or refused
         self.count = 0
+        self.questions_seen: set = set()     # canonical texts of the `questions` objects read so far
 
     def read(self, lines: pa.Array, todo: np.ndarray) -> Tuple[Optional[Split], np.ndarray]:
         """Read what it can of the lines at `todo`; (the lines read, the positions left)."""
@@ -103,13 +106,25 @@ class CaseReader:
             return None, todo
         ek, tk = ek.take(pa.array(ok_lines)), keys.column("tk").combine_chunks().take(pa.array(ok_lines))
         lines_at = todo[ok_lines]
-        split = None
-        for attempt in range(2):
+        for every in self.by_key.values():
+            for ct in every:
+                ct.hits = 0
+        split, failed = self._attempt(lines, lines_at, ek, tk)
+        most = min(LEARN, max(4, len(lines_at) // 32))        # learning one costs ~4 ms: ~20 lines row by row
+        if len(failed) and self._learn(lines, lines_at[failed], tk.take(pa.array(failed)), most):
             split, failed = self._attempt(lines, lines_at, ek, tk)
-            if not len(failed) or attempt or not self._learn(lines, lines_at[failed], tk.take(pa.array(failed))):
-                break
+        self._prune(max(2, len(lines_at) // 200))
         left = np.setdiff1d(todo, split.lines if split is not None else np.empty(0, np.int64))
         return split, left
+
+    def _prune(self, enough: int) -> None:
+        """Templates that read fewer than `enough` cases in 3 blocks are tried no more: each costs a DuckDB
+        query a block (their shapes stay known, so they are not learned again)."""
+        for key, every in self.by_key.items():
+            for ct in list(every):
+                ct.misses = ct.misses + 1 if ct.hits < enough else 0
+                if ct.misses >= 3:
+                    every.remove(ct)
 
     def _keys(self, sub: pa.Array) -> pa.Table:
         import duckdb
@@ -123,9 +138,9 @@ class CaseReader:
         finally:
             self.con.unregister("lines")
 
-    def _learn(self, lines: pa.Array, failed: np.ndarray, tk: pa.Array) -> bool:
-        """Case templates from a sample of the lines that failed; whether any was learned."""
-        learned = False
+    def _learn(self, lines: pa.Array, failed: np.ndarray, tk: pa.Array, most: int) -> List[Tuple[Tuple[str, str], Any]]:
+        """Case templates from a sample of the lines that failed: [((top, qid), template)] learned."""
+        learned: List[Tuple[Tuple[str, str], CaseTemplate]] = []
         step = max(1, len(failed) // SAMPLE)
         for pos, top in zip(failed[::step][:SAMPLE].tolist(), tk.to_pylist()[::step][:SAMPLE]):
             try:
@@ -133,7 +148,7 @@ class CaseReader:
             except (ValueError, RecursionError):
                 continue
             for qid in value.get("expected", {}) if isinstance(value, dict) else ():
-                if self.count >= MAX_CASE_TEMPLATES:
+                if self.count >= MAX_CASE_TEMPLATES or len(learned) >= most:
                     return learned
                 try:
                     sub = {k: ({qid: v[qid]} if k in MAPS else v) for k, v in value.items()}
@@ -147,11 +162,12 @@ class CaseReader:
                     ct = CaseTemplate(learn(line), qid)
                 except Unsupported:
                     continue
-                if any(_same(ct, other) for other in self.by_key.get((top, qid), [])):
+                same = self.by_key.setdefault((top, qid), [])
+                if len(same) >= PER_QID or any(_same(ct, other) for other in same):
                     continue
-                self.by_key.setdefault((top, qid), []).append(ct)
+                same.append(ct)
                 self.count += 1
-                learned = True
+                learned.append(((top, qid), ct))
         return learned
 
     def _attempt(self, lines: pa.Array, lines_at: np.ndarray, ek: pa.Array, tk: pa.Array) -> Tuple[Optional[Split], np.ndarray]:
@@ -166,34 +182,83 @@ class CaseReader:
         codes = group.indices.to_numpy(zero_copy_only=False)
         read = np.zeros(len(case_line), dtype=bool)
         reads: List[Read] = []
-        for code, name in enumerate(group.dictionary.to_pylist()):
-            top, qid = name.split("\n", 1)
+        names = [name.split("\n", 1) for name in group.dictionary.to_pylist()]
+        typed = self._typed(lines, lines_at, tk, sorted({top for top, _ in names}))
+        budget = min(QUERIES, max(2, len(lines_at) // 256))    # a query costs ~5 ms: as much as ~50 lines row by row
+        for code in np.argsort(-np.bincount(codes, minlength=len(names)), kind="stable").tolist():
+            top, qid = names[code]
             todo = np.flatnonzero(codes == code)
-            for ct in self.by_key.get((top, qid), []):
-                if not len(todo):
+            candidates = self.by_key.get((top, qid), [])
+            for i, ct in enumerate(candidates):
+                pre = typed.get((top, qid)) if i == 0 else None
+                if not len(todo) or (pre is None and budget <= 0):
                     break
-                todo = self._read_cases(ct, lines, lines_at, case_line, qid_pos, todo, reads)
+                last = i == len(candidates) - 1 or budget <= int(pre is None)    # out of queries: the last tried
+                budget -= int(pre is None) + int(not last)
+                todo = self._read_cases(ct, lines, lines_at, case_line, qid_pos, todo, reads, last, pre)
             read[np.setdiff1d(np.flatnonzero(codes == code), todo)] = True
         whole = np.bincount(case_line[~read], minlength=n) == 0
         return self._assemble(lines, lines_at, case_line, whole, reads)
 
     def _read_cases(self, ct: CaseTemplate, lines: pa.Array, lines_at: np.ndarray, case_line: np.ndarray,
-                    qid_pos: np.ndarray, todo: np.ndarray, reads: List[Read]) -> np.ndarray:
-        """Read the cases at `todo` whose pieces all occur in their line; the cases left."""
-        sub = lines.take(pa.array(lines_at[case_line[todo]]))
+                    qid_pos: np.ndarray, todo: np.ndarray, reads: List[Read], last: bool,
+                    pre: Optional[Tuple[pa.Table, np.ndarray]]) -> np.ndarray:
+        """Read the cases at `todo` whose pieces all occur in their line (the `last` template for their
+        qid takes them all: no other would, and the line's text is checked whole); the cases left."""
+        sub = lines.take(pa.array(lines_at[case_line[todo]])) if pre is None or not last else None
         try:
-            caps = Captures(ct.t, self.duck(ct.t, sub))
+            caps = Captures(ct.t, self.duck(ct.t, sub) if pre is None else pre[0].take(pa.array(pre[1][case_line[todo]])))
         except Unsupported:
             return todo
-        texts = [caps.text(parts) for parts in ct.segments + [ct.pieces[m] for m in MAPS]]
-        found = self._occur(sub, texts) & mask(caps.valid())
+        found = mask(caps.valid())
+        if not last:
+            found = found & self._occur(sub, [caps.text(parts) for parts in ct.segments + [ct.pieces[m] for m in MAPS]])
         if not found.any():
             return todo
+        ct.hits += int(found.sum())
         caps = caps if found.all() else caps.filter(found)
         case_ids(caps)
         ok = todo[found]
         reads.append(Read(ct, lines_at[case_line[ok]], qid_pos[ok], caps, ok))
         return todo[~found]
+
+    def _typed(self, lines: pa.Array, lines_at: np.ndarray, tk: pa.Array,
+               tops: List[str]) -> Dict[Tuple[str, str], Tuple[pa.Table, np.ndarray]]:
+        """The first template of each qid, for each set of top-level keys, typed by one DuckDB query over
+        the lines with those keys (a line is parsed once, not once a case): (top, qid) -> (the template's
+        columns, the row of each line of `lines_at` in them)."""
+        import duckdb
+
+        typed: Dict[Tuple[str, str], Tuple[pa.Table, np.ndarray]] = {}
+        for top in tops:
+            tree: Dict[str, Any] = {}
+            select: Dict[str, str] = {}          # expression -> its column (the row's leaves are shared)
+            members = []
+            for (t, qid), candidates in self.by_key.items():
+                if t == top and candidates and _merge(tree, candidates[0].t.root.duck):
+                    members.append((qid, candidates[0].t))
+                    for expr, name in candidates[0].t.columns:
+                        if self.float_text or name[0] == "g":     # f<i>: DuckDB's float text, if used
+                            select.setdefault(expr, "c%d" % len(select))
+            at = np.flatnonzero(mask(pc.equal(tk, top)))
+            if len(members) < 2:
+                continue
+            sql = "SELECT %s FROM (SELECT from_json(line, %s) AS j FROM lines)" % (
+                ", ".join("%s AS %s" % item for item in select.items()), _sql_text(json.dumps(tree)))
+            self.con.register("lines", pa.Table.from_arrays([lines.take(pa.array(lines_at[at]))], ["line"]))
+            try:
+                table = self.con.sql(sql).to_arrow_table()
+            except duckdb.Error:            # (struct names DuckDB takes for one, say): a query per template
+                continue
+            finally:
+                self.con.unregister("lines")
+            row = np.full(len(lines_at), -1, dtype=np.int64)
+            row[at] = np.arange(len(at))
+            for qid, t in members:
+                columns = [(expr, name) for expr, name in t.columns if self.float_text or name[0] == "g"]
+                typed[(top, qid)] = (table.select([select[e] for e, _ in columns]).rename_columns([n for _, n in columns]),
+                                     row)
+        return typed
 
     def _occur(self, sub: pa.Array, texts: List[pa.Array]) -> np.ndarray:
         """Whether every text occurs in its line (DuckDB's contains, column-wise)."""
@@ -242,7 +307,19 @@ class CaseReader:
                 r.caps, r.case, r.lines, r.qid_pos = r.caps.filter(keep), r.case[keep], r.lines[keep], r.qid_pos[keep]
         reads = [r for r in reads if len(r.case)]
         questions = pc.binary_join_element_wise("{", maps["questions"], "}", "").filter(pa.array(equal))
-        return Split(line_pos[equal], counts, compact.filter(pa.array(equal)), _question_sets(questions), reads), failed
+        return Split(line_pos[equal], counts, compact.filter(pa.array(equal)), self._question_sets(questions),
+                     reads), failed
+
+    def _question_sets(self, questions: pa.Array) -> Dict[str, Any]:
+        """{json.dumps(questions): questions} for each `questions` object not seen in an earlier block
+        (recorder.note_row's key)."""
+        sets: Dict[str, Any] = {}
+        for text in questions.unique().to_pylist():
+            if text not in self.questions_seen:
+                self.questions_seen.add(text)
+                value = json.loads(text)
+                sets.setdefault(json.dumps(value, sort_keys=False, default=str), value)
+        return sets
 
     def _row_texts(self, reads: List[Read], case: np.ndarray, order: np.ndarray, starts: np.ndarray,
                    maps: Dict[str, pa.Array], cmaps: Dict[str, pa.Array]) -> Tuple[pa.Array, pa.Array]:
@@ -271,14 +348,25 @@ class CaseReader:
         return pa.concat_arrays(texts).take(back), pa.concat_arrays(compacts).take(back)
 
 
+def _merge(into: Dict[str, Any], tree: Dict[str, Any]) -> bool:
+    """Merge a DuckDB structure into `into`; False (nothing merged) where a key would get two types."""
+    def fits(a: Any, b: Any) -> bool:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return all(k not in a or fits(a[k], v) for k, v in b.items())
+        return a == b
+
+    def merge(a: Dict[str, Any], b: Dict[str, Any]) -> None:
+        for k, v in b.items():
+            if k in a and isinstance(v, dict):
+                merge(a[k], v)
+            elif k not in a:
+                a[k] = json.loads(json.dumps(v))
+
+    if not fits(into, tree):
+        return False
+    merge(into, tree)
+    return True
+
+
 def _same(a: CaseTemplate, b: CaseTemplate) -> bool:
     return a.t.structure == b.t.structure and a.t.root.parts == b.t.root.parts
-
-
-def _question_sets(questions: pa.Array) -> Dict[str, Any]:
-    """{json.dumps(questions): questions} for each distinct `questions` object (recorder.note_row's key)."""
-    sets: Dict[str, Any] = {}
-    for text in questions.unique().to_pylist():
-        value = json.loads(text)
-        sets.setdefault(json.dumps(value, sort_keys=False, default=str), value)
-    return sets

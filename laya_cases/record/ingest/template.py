@@ -88,9 +88,10 @@ class Template:
         if not self.kinds:
             raise Unsupported("no leaves")
         self.structure = _sql_text(json.dumps(self.root.duck))
-        floats = ["CAST(%s AS VARCHAR) AS f%d" % (p, i) for i, p in enumerate(self.paths) if self.kinds[i] == "float"]
-        self.sql = "SELECT %s FROM (SELECT %%s AS j FROM lines)" % ", ".join(      # f<i>: repr() of float g<i>
-            ["%s AS g%d" % (p, i) for i, p in enumerate(self.paths)] + floats).replace("%", "%%")
+        self.columns = [(p, "g%d" % i) for i, p in enumerate(self.paths)] + [      # f<i>: repr() of float g<i>
+            ("CAST(%s AS VARCHAR)" % p, "f%d" % i) for i, p in enumerate(self.paths) if self.kinds[i] == "float"]
+        self.sql = "SELECT %s FROM (SELECT %%s AS j FROM lines)" % ", ".join(
+            "%s AS %s" % column for column in self.columns).replace("%", "%%")
         self.questions = obj["questions"]
         self.questions_key = json.dumps(obj["questions"], sort_keys=False, default=str)
         labelled = [(k, self.root.children[k]) for k in I.LABELLED_KEYS if k in obj]
