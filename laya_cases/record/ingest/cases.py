@@ -118,7 +118,7 @@ class CaseReader:
         return split, left
 
     def _prune(self, enough: int) -> None:
-        """Templates that read fewer than `enough` cases in 3 blocks are tried no more: each costs a DuckDB
+        """Templates that read fewer than `enough` cases in 3 blocks in a row are tried no more: each costs a DuckDB
         query a block (their shapes stay known, so they are not learned again)."""
         for key, every in self.by_key.items():
             for ct in list(every):
