@@ -99,7 +99,7 @@ class CaseReader:
 
     def read(self, lines: pa.Array, todo: np.ndarray) -> Tuple[Optional[Split], np.ndarray]:
         """Read what it can of the lines at `todo`; (the lines read, the positions left)."""
-        keys = self._keys(lines.take(pa.array(todo)))
+        keys = self._keys(lines if len(todo) == len(lines) else lines.take(pa.array(todo)))   # (todo: sorted)
         ek = keys.column("ek").combine_chunks()
         ok_lines = np.flatnonzero(mask(ek.is_valid()))
         if not len(ok_lines):
@@ -245,7 +245,8 @@ class CaseReader:
                 continue
             sql = "SELECT %s FROM (SELECT from_json(line, %s) AS j FROM lines)" % (
                 ", ".join("%s AS %s" % item for item in select.items()), _sql_text(json.dumps(tree)))
-            self.con.register("lines", pa.Table.from_arrays([lines.take(pa.array(lines_at[at]))], ["line"]))
+            sub = lines if len(at) == len(lines) else lines.take(pa.array(lines_at[at]))    # (sorted positions)
+            self.con.register("lines", pa.Table.from_arrays([sub], ["line"]))
             try:
                 table = self.con.sql(sql).to_arrow_table()
             except duckdb.Error:            # (struct names DuckDB takes for one, say): a query per template
