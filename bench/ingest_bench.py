@@ -6,13 +6,21 @@ The hard case is what a user's script writes: every row asks its own subset of a
 in its own order (`questions`, `expected` and `answers` in that order), with distinct full-precision
 confidences and probabilities, so rows do not share one question template (record/ingest/template.py).
 Times, in this process, (1) json.loads of every line (the baseline) and (2) `ingest` into a fresh
-warehouse, and prints rows/s of each, their ratio, how many rows the column-wise templates read, peak
+warehouse, and prints rows/s of each, their ratio, how many rows the column-wise path read, peak
 RSS and the load average: the machine is shared, so compare the two numbers of one run.
 
 Measured 2026-12-04 on the shared 2-core machine (load average 5), before any change to the column-wise
 path: `--rows 50000` (125,526 decisions, 39 MB): json.loads 62,129 rows/s, ingest 21.8 s = 2,290 rows/s
 (5,748 decisions/s), ratio 0.037; templates read 14,274 of the 50,000 rows, the rest went row by row.
 `--rows 20000`: ratio 0.031, 5,336 of 20,000 rows through templates.
+
+With case templates (record/ingest/cases.py), the same day, back to back with main's code (load
+average 6-7): `--rows 50000`: main 19.2 s = 6,543 decisions/s, ratio 0.034, 14,274 rows through
+templates; case templates 4.6 s = 27,056 decisions/s, ratio 0.163, all 50,000 rows column-wise (at load
+average 3: 2.3 s = 55,637 decisions/s, ratio 0.20). `--rows 400000` (1,001,236 decisions, 315 MB, load
+average 9): 24.7 s = 40,609 decisions/s, ratio 0.265, all rows column-wise, peak RSS 783 MB. Uniform
+files are unchanged (bench/report_bench.py --ingest-rows 100000, back to back: ratio 0.32 on main,
+0.40 with case templates).
 """
 from __future__ import annotations
 
@@ -124,7 +132,7 @@ def main() -> None:
         print("json.loads baseline  %.1f s  %.0f rows/s" % (base, args.rows / base))
         print("ingest               %.1f s  %.0f rows/s  %.0f decisions/s  (json.loads/ingest %.3f)"
               % (took, args.rows / took, decisions / took, base / took))
-        print("rows read by templates %d of %d" % (fast, args.rows))
+        print("rows read column-wise (templates) %d of %d" % (fast, args.rows))
         print("peak RSS %.0f MB" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -491,3 +491,49 @@ def test_float_text_from_arrow_when_duckdb_does_not_write_repr(tmp_path, monkeyp
     monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 20000)
     path = write_tricky(tmp_path / "answers.jsonl", 500, 23)
     assert ingest_both(tmp_path, path) > 80
+
+
+# --- rows that each ask their own questions (record/ingest/cases.py) --------------------------------
+def _tidy(rng: random.Random, qid: str) -> dict:
+    """An answer of one fixed shape per question, with values every case template reads."""
+    r = rng.random
+    return {"intent": lambda: {"type": "choice", "choice": rng.choice(["refund", "cancel", "caf\u00e9"]),
+                               "probabilities": {"refund": r(), "other": r()}, "answer_confidence": r()},
+            "spam": lambda: {"type": "noul", "noul": r(), "confidence": rng.choice([r(), 0.5, 1e-05])},
+            "urgency": lambda: {"type": "score", "score": 2 * r()},
+            "pick": lambda: {"type": "choice", "choice": rng.choice(["a", "b"])}}[qid]()
+
+
+def write_varied(path: Path, n: int, seed: int, clean: bool) -> Path:
+    """Every row asks its own subset of BODIES in its own order (the same in its three maps); `clean`:
+    canonical lines of values the case templates read, else awkward labels, answers and lines mixed in."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(n):
+            qids = rng.sample(sorted(BODIES), rng.randint(1, 4))
+            labels = {q: {"intent": rng.choice(["cancel", "other"]), "spam": rng.random() < 0.3,
+                          "urgency": rng.choice([0, 2]), "pick": "b"}[q] if clean else _label(rng, q) for q in qids}
+            row = {"state": rng.choice(STATES + ["v%d" % (i % 40)]), "questions": {q: BODIES[q] for q in qids},
+                   "expected": labels, "language": rng.choice(["en", "fr", "\u00e9s"]),
+                   "tags": rng.choice([[], ["vip"], ["a,b", "c|d"]]),
+                   "answers": {q: _tidy(rng, q) if clean or rng.random() < 0.8 else _answer(rng, q) for q in qids},
+                   "latency_ms": rng.choice([12.5, 0.0, rng.random() * 100])}
+            if rng.random() < 0.2:                 # another key order: other case templates
+                row = dict(reversed(list(row.items())))
+            handle.write((json.dumps(row, ensure_ascii=False) if clean or rng.random() < 0.9 else
+                          _line(rng, row)) + "\n")
+    return path
+
+
+def test_varied_question_subsets_and_orders_are_read_case_by_case(tmp_path):
+    path = write_varied(tmp_path / "answers.jsonl", 600, 31, clean=True)
+    assert ingest_both(tmp_path, path) == 600
+
+
+@pytest.mark.parametrize("seed", [32, pytest.param(33, marks=pytest.mark.slow)])
+def test_varied_awkward_rows_store_the_same_cells(tmp_path, monkeypatch, seed):
+    """Case templates over many blocks (repeated cases numbered across them), mixed with per-row lines."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 200000)
+    path = write_varied(tmp_path / "answers.jsonl", 900, seed, clean=False)
+    fast = ingest_both(tmp_path, path)
+    assert fast > 150, "the column-wise path read only %d rows" % fast

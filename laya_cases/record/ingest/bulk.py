@@ -23,15 +23,17 @@ from laya_cases.core.errors import UsageError
 from laya_cases.core import jsontext
 from laya_cases.core.dataset import Row, check_row
 from laya_cases.record.decisions import DecisionBuffer
+from laya_cases.record.ingest.cases import CaseReader, Split
 from laya_cases.record.ingest.columns import build, case_ids, learn
 from laya_cases.record.ingest.ids import CaseNumbers, from_hex
-from laya_cases.record.ingest.template import Captures, Template, Unsupported, mask, writes_repr
+from laya_cases.record.ingest.slicesets import slice_sets
+from laya_cases.record.ingest.template import Captures, Template, Unsupported, mask, shape, writes_repr
 from laya_cases.record.recorder import FLUSH_EVERY, RunRecorder
+from laya_cases.store.schema import DECISION_SCHEMA
 
 BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
 MAX_TEMPLATES = 64
 SAMPLE = 256                  # lines whose shapes pick the next template to learn
-_ESC = [("\\", "\\\\"), ("|", "\\|"), (",", "\\,")]
 
 
 class Fallback(Exception):
@@ -97,6 +99,7 @@ class BulkIngest:
         self.numbers = CaseNumbers()         # case-id repeat counts (the buffer's own stay unused)
         self.index = 0
         self.con: Any = None
+        self.cases: Any = None               # the case templates (a CaseReader once DuckDB is connected)
         self.float_text = False
         self.writer: Any = None
         self.writing: Any = None
@@ -137,8 +140,9 @@ class BulkIngest:
             self.writing.result()
             self.writer.shutdown()
 
-    def _match(self, lines: pa.Array) -> List[Tuple[Template, np.ndarray, Any]]:
-        """(template, line positions, captures) for each template that read lines."""
+    def _match(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]:
+        """(template, line positions, captures) for each whole-line template that read lines, and the
+        lines read case by case (record/ingest/cases.py)."""
         braced = mask(pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")))
         todo = np.flatnonzero(braced)
         found: List[Tuple[Template, np.ndarray, Any]] = []
@@ -156,7 +160,11 @@ class BulkIngest:
                 misses += 1
                 if before - len(todo) <= 1:
                     self.templates.remove(template)
-        return found
+        split = None
+        if len(todo):
+            self._connect()
+            split, todo = self.cases.read(lines, todo)
+        return found, split
 
     def _read(self, template: Template, lines: pa.Array, todo: np.ndarray, found: list) -> np.ndarray:
         """Read the lines at `todo` the template matches (appended to `found`); the positions left."""
@@ -176,9 +184,7 @@ class BulkIngest:
     def _duck(self, template: Template, lines: pa.Array) -> pa.Table:
         import duckdb
 
-        if self.con is None:
-            self.con = duckdb.connect()
-            self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
+        self._connect()
         # a registered view, not a relation's query(): ~9 ms less per block in DuckDB 2.0's Python layer
         self.con.register("lines", pa.Table.from_arrays([lines], ["line"]))
         try:
@@ -193,6 +199,14 @@ class BulkIngest:
             self.con.unregister("lines")     # the block is not held past its query
         return table if self.float_text else table.select(["g%d" % i for i in range(len(template.kinds))])
 
+    def _connect(self) -> None:
+        import duckdb
+
+        if self.con is None:
+            self.con = duckdb.connect()
+            self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
+            self.cases = CaseReader(self.con, self._duck, self.float_text)
+
     def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
         """A template for the commonest shape among a sample of the lines left (None: no shape repeats)."""
         if len(self.templates) >= MAX_TEMPLATES:
@@ -202,13 +216,13 @@ class BulkIngest:
         for pos in sample:
             line = lines[pos].as_py()
             try:
-                groups.setdefault(_shape(json.loads(line)), []).append(line)
+                groups.setdefault(shape(json.loads(line)), []).append(line)
             except (ValueError, RecursionError):
                 continue
-        for shape, members in sorted(groups.items(), key=lambda item: -len(item[1])):
-            if len(members) < (2 if len(todo) >= 16 else 1):
+        for kind, members in sorted(groups.items(), key=lambda item: -len(item[1])):
+            if len(members) < (max(2, len(sample) // 16) if len(todo) >= 16 else 1):   # else: case by case
                 break
-            if shape in self.rejected:
+            if kind in self.rejected:
                 continue
             try:
                 template = learn(members[0])
@@ -216,18 +230,20 @@ class BulkIngest:
                 try:
                     template = learn(members[-1])
                 except Unsupported:
-                    self.rejected.add(shape)
+                    self.rejected.add(kind)
                     continue
             self.templates.append(template)
             return template
         return None
 
-    def _block(self, lines: pa.Array, first: int, found: List[Tuple[Template, np.ndarray, Any]]) -> None:
-        n = len(lines)
+    def _block(self, lines: pa.Array, first: int, matched: Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]) -> None:
+        n, (found, split) = len(lines), matched
         fast, counts = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
         for template, pos, _ in found:
             fast[pos] = True
             counts[pos] = len(template.root.children["expected"].children)
+        if split is not None:
+            fast[split.lines], counts[split.lines] = True, split.counts
         kept = fast.copy()
         stripped: Dict[int, str] = {}
         for pos in np.flatnonzero(~fast).tolist():
@@ -242,7 +258,16 @@ class BulkIngest:
             compact.append(caps.text(template.labelled_parts + ["\n"]))
             where.append(pos)
             self.rec._question_sets.setdefault(template.questions_key, template.questions)  # noqa: SLF001
-        if found:                            # the fast rows' digest lines, in line order
+        if split is not None:                # a one-question template's rows: their qid's place in the line
+            qid_pos = DECISION_SCHEMA.get_field_index("qid_pos")
+            for r in split.reads:
+                table = build(r.caps, pa.array(r.lines + first + 1, pa.int64()), pa.array(row_index[r.lines], pa.int64()))
+                tables.append(table.set_column(qid_pos, "qid_pos", pa.array(r.qid_pos, pa.int64())))
+            compact.append(split.compact)
+            where.append(split.lines)
+            for key, questions in split.questions.items():
+                self.rec._question_sets.setdefault(key, questions)  # noqa: SLF001
+        if where:                            # the fast rows' digest lines, in line order
             order = np.argsort(np.concatenate(where), kind="stable")
             compact = pa.concat_arrays(compact).take(pa.array(order))
         self._rows_in_order(first, stripped, row_index, np.flatnonzero(fast), compact, counts)
@@ -251,7 +276,7 @@ class BulkIngest:
         tables.append(pa.Table.from_batches([self.raw.take()]))
         self.index += int(kept.sum())
         merged = pa.concat_tables(tables)
-        if len(found) != 1 or tables[-1].num_rows:      # one template alone is in line order already
+        if len(tables) != 2 or split is not None or tables[-1].num_rows:   # one template alone is in line order
             merged = merged.take(pc.sort_indices(merged, [("line_no", "ascending"), ("qid_pos", "ascending")]))
         self._queue(self._ordered(merged), counts[kept])
 
@@ -305,30 +330,7 @@ class BulkIngest:
         return table.set_column(table.schema.get_field_index("slice_set"), "slice_set", self._slice_sets(table))
 
     def _slice_sets(self, table: pa.Table) -> pa.Array:
-        """Each row's slice set (numbered by first appearance, as DecisionBuffer._slice_set numbers them):
-        every attribute dictionary-encoded, the codes combined into one integer per row."""
-        code, span, parts = np.zeros(table.num_rows, dtype=np.int64), 1, []
-        for name in ("language_key", "model_key", "qid", "tags", "answer_type", "correct"):
-            column = table.column(name).combine_chunks()
-            if pa.types.is_list(column.type):
-                column = _part(column)           # a list as text no other list shares
-            elif pa.types.is_boolean(column.type):
-                column = column.cast(pa.int8())
-            encoded = column.dictionary_encode()
-            index = pc.fill_null(pc.add(encoded.indices.cast(pa.int64()), 1), 0)   # 0: null
-            index = np.frombuffer(index.buffers()[1], dtype=np.int64)[index.offset:index.offset + len(index)]
-            size = len(encoded.dictionary) + 1
-            if span * size >= 1 << 62:           # renumber the combinations so far densely first
-                distinct, code = np.unique(code, return_inverse=True)
-                code, span = code.ravel().astype(np.int64), len(distinct)
-            code, span = code * size + index, span * size
-            parts.append((index, [None] + encoded.dictionary.to_pylist()))
-        unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-        local = np.empty(len(unique), dtype=np.int64)
-        for u in np.argsort(first, kind="stable").tolist():     # in order of first appearance
-            key = tuple(options[index[first[u]]] for index, options in parts)
-            local[u] = self.slice_sets.setdefault(key, len(self.slice_sets))
-        return pa.array(local[inverse.ravel()])
+        return slice_sets(table, self.slice_sets)
 
     def _queue(self, table: pa.Table, counts: np.ndarray) -> None:
         """Cut where the per-row path would have flushed (after the row that fills FLUSH_EVERY)."""
@@ -358,32 +360,3 @@ class BulkIngest:
             else:
                 self.writing.result()
             self.writing = self.writer.submit(self.rec._staged.write, table)  # noqa: SLF001 -- one row group
-
-
-def _shape(value: Any, path: Tuple[Any, ...] = ()) -> Any:
-    """What a template fixes about a parsed line: keys, order, leaf types, `questions` and answer types."""
-    if path[:1] == ("questions",) or (len(path) == 3 and path[0] == "answers" and path[2] == "type"):
-        return json.dumps(value)
-    if isinstance(value, dict):
-        return tuple((k, _shape(v, path + (k,))) for k, v in value.items())
-    if isinstance(value, list):
-        return "tags" if path == ("tags",) else tuple(_shape(v, path + (i,)) for i, v in enumerate(value))
-    return type(value).__name__
-
-
-def _part(column: Any) -> pa.Array:
-    """A slice-set component as text no other value shares (escaped where needed, null as \\N)."""
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_boolean(column.type):
-        return pc.fill_null(pc.if_else(column, "T", "F"), "\\N")
-    is_list = pa.types.is_list(column.type)
-    flat = pc.list_flatten(column) if is_list else column
-    if pc.any(pc.match_substring_regex(flat, r"[\\|,]")).as_py():
-        for old, new in _ESC:
-            flat = pc.replace_substring(flat, old, new)
-    if not is_list:
-        return pc.fill_null(pc.binary_join_element_wise("s", flat, ""), "\\N")
-    flat = pc.binary_join_element_wise("e", flat, "")            # [""] is not []
-    offsets = pc.subtract(column.offsets, column.offsets[0]) if len(column) else pa.array([0], pa.int32())
-    lists = pa.ListArray.from_arrays(offsets, flat, mask=column.is_null())
-    return pc.binary_join_element_wise(pc.fill_null(pc.binary_join(lists, ","), ""), "L", "")

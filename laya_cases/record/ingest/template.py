@@ -88,9 +88,10 @@ class Template:
         if not self.kinds:
             raise Unsupported("no leaves")
         self.structure = _sql_text(json.dumps(self.root.duck))
-        floats = ["CAST(%s AS VARCHAR) AS f%d" % (p, i) for i, p in enumerate(self.paths) if self.kinds[i] == "float"]
-        self.sql = "SELECT %s FROM (SELECT %%s AS j FROM lines)" % ", ".join(      # f<i>: repr() of float g<i>
-            ["%s AS g%d" % (p, i) for i, p in enumerate(self.paths)] + floats).replace("%", "%%")
+        self.columns = [(p, "g%d" % i) for i, p in enumerate(self.paths)] + [      # f<i>: repr() of float g<i>
+            ("CAST(%s AS VARCHAR)" % p, "f%d" % i) for i, p in enumerate(self.paths) if self.kinds[i] == "float"]
+        self.sql = "SELECT %s FROM (SELECT %%s AS j FROM lines)" % ", ".join(
+            "%s AS %s" % column for column in self.columns).replace("%", "%%")
         self.questions = obj["questions"]
         self.questions_key = json.dumps(obj["questions"], sort_keys=False, default=str)
         labelled = [(k, self.root.children[k]) for k in I.LABELLED_KEYS if k in obj]
@@ -229,14 +230,18 @@ class Captures:
 
     def ok(self, lines: pa.Array) -> np.ndarray:
         """Lines whose rebuilt canonical text is the line itself (and whose latency is not negative)."""
-        good = pc.fill_null(pc.equal(self.text(self.t.root.parts), lines), False)
+        return mask(pc.and_(pc.fill_null(pc.equal(self.text(self.t.root.parts), lines), False), self.valid()))
+
+    def valid(self) -> pa.Array:
+        """Lines whose ints are read exactly and whose latency is not negative (as the per-row path reads them)."""
+        good = pa.array(np.ones(self.m, dtype=bool))
         for leaf, kind in enumerate(self.t.kinds):   # an int the per-row path reads as float exactly
             if kind == "int":
                 small = pc.and_(pc.less(self.col[leaf], 10 ** 15), pc.greater(self.col[leaf], -10 ** 15))
                 good = pc.and_(good, pc.fill_null(small, False))
         for leaf in self.t.nonnegative:
             good = pc.and_(good, pc.fill_null(pc.greater_equal(self.num(leaf), 0.0), False))
-        return mask(good)
+        return good
 
 
 def _quoted(col: pa.Array) -> pa.Array:
@@ -296,3 +301,14 @@ def python_max(values: List[Any]) -> Any:
 
 def questions_bucket(kind: Any, options: List[str]) -> Optional[str]:
     return questions.bucket(str(kind), len(options)) if kind in questions.TYPES and options else None
+
+
+def shape(value: Any, path: Tuple[Any, ...] = ()) -> Any:
+    """What a template fixes about a parsed line: keys, order, leaf types, `questions` and answer types."""
+    if path[:1] == ("questions",) or (len(path) == 3 and path[0] == "answers" and path[2] == "type"):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return tuple((k, shape(v, path + (k,))) for k, v in value.items())
+    if isinstance(value, list):
+        return "tags" if path == ("tags",) else tuple(shape(v, path + (i,)) for i, v in enumerate(value))
+    return type(value).__name__
