@@ -14,7 +14,7 @@ WITH lv AS (
 ), kc AS (
     SELECT s.gid, cs.c * CAST(s.N AS DOUBLE) AS x
     FROM level_starts s, (SELECT unnest(CAST($coverages AS DOUBLE[])) AS c) cs
-    WHERE cs.c > 0.0 AND cs.c <= 1.0
+    WHERE cs.c > 0.0 AND cs.c <= 1.0 AND CAST(round(cs.c * 1000.0) AS DOUBLE) / 1000.0 <> cs.c
 ), near AS (
     SELECT DISTINCT lv.gid, lv.level
     FROM lv JOIN kc ON lv.gid = kc.gid AND kc.x > CAST(lv.accepted - lv.rows AS DOUBLE) - 3.0
