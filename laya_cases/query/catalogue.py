@@ -266,4 +266,9 @@ def materialize_all(con, order: Sequence[SqlFile], params: Dict[str, object], pr
     for i, f in enumerate(order):
         if progress is not None:
             progress(i, len(order), f.path)
-        sqlfiles.materialize(con, f.path, f.name, {p: params[p] for p in f.params})
+        sqlfiles.materialize(con, f.path, f.name, {p: params[p] for p in f.params}, view=stored_as_view(f.path))
+
+
+def stored_as_view(path: str) -> bool:
+    """A table file whose header says `-- stored: view`: DuckDB keeps it as a view (sqlfiles.materialize)."""
+    return header(path).get("stored", "").split(" ")[0] == "view"

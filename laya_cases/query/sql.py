@@ -67,11 +67,19 @@ def count(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, 
 
 
 def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str,
-                params: Optional[Dict[str, Any]] = None) -> None:
-    """CREATE TEMP TABLE <table> AS sql/<name>, so later files can read it by name."""
+                params: Optional[Dict[str, Any]] = None, view: bool = False) -> None:
+    """CREATE TEMP TABLE <table> AS sql/<name>, so later files can read it by name; with `view`, a TEMP
+    VIEW instead (a file whose header says `-- stored: view`, read once by a table built from it: its rows
+    are never written out). Another engine materialises both (laya_cases/query/engines)."""
     if hasattr(con, "materialize_file"):            # another engine (laya_cases/engines)
         return con.materialize_file(name, table, _bind(name, params))
-    con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (quote_ident(table), text(name)), _bind(name, params))
+    bound = _bind(name, params)
+    if view:
+        if bound:
+            raise ValueError("sql/%s is stored as a view and a view takes no parameters" % name)
+        con.execute("CREATE OR REPLACE TEMP VIEW %s AS %s" % (quote_ident(table), text(name)))
+        return
+    con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (quote_ident(table), text(name)), bound)
 
 
 def quote_ident(name: str) -> str:

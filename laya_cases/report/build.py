@@ -115,8 +115,9 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
     runs = published_metrics(options)
     timing = [t.path for t in catalogue.of_kind("timing")]
     needed = catalogue.inputs_of([p for _, p, _ in runs] + ["pipeline/groups.sql"]) + ["reliability"]
-    catalogue.materialize_all(con, catalogue.build_order(needed, ("pipeline", "metrics")), {"run_id": run_id},
-                              options.phase)
+    cuts = [p["coverage"] for _, path, p in runs + extension_cuts(options) if path == "metrics/selective_accuracy.sql"]
+    catalogue.materialize_all(con, catalogue.build_order(needed, ("pipeline", "metrics")),
+                              {"run_id": run_id, "coverages": cuts}, options.phase)
     for r in sqlfiles.rows(sqlfiles.query(con, "pipeline/groups.sql")):
         m.groups.append((r["dim"], r["key"]))
         m.group_cases[(r["dim"], r["key"])] = r["n_cases"]
@@ -135,7 +136,6 @@ def compute(con: duckdb.DuckDBPyConnection, run_id: str, options: Options) -> Me
         for k in ("n_paired", "n_unbinned_out_of_range", "n_unbinned_nan"):
             row.pop(k)
         m.reliability.setdefault(group, []).append(row)
-    cuts = [p["coverage"] for _, path, p in runs + extension_cuts(options) if path == "metrics/selective_accuracy.sql"]
     m.curve = sqlfiles.rows(sqlfiles.query(con, "pipeline/risk_coverage.sql", {"coverages": cuts}))
     for path in timing:
         for row in sqlfiles.rows(sqlfiles.query(con, path, {"run_id": run_id})):
@@ -185,6 +185,7 @@ def replicate_values(con: duckdb.DuckDBPyConnection, run_id: str, options: Optio
     if n == 0:
         return None
     ratios = ratio_metrics(options)
+    cuts = [p["coverage"] for _, path, p in ratios if path == "metrics/selective_accuracy.sql"]   # level_points
     order = catalogue.build_order(catalogue.inputs_of([p for _, p, _ in ratios]), ("bootstrap", "pipeline"))
     weighted = {"boot_weights"}                # tables to rebuild per batch: those that read the weights
     for f in order:
@@ -195,7 +196,8 @@ def replicate_values(con: duckdb.DuckDBPyConnection, run_id: str, options: Optio
     for first, last, replicate, position, multiplicity in replicate_batches(options.seed, n, b):
         con.register("boot_weights", pa.table({"replicate": replicate, "row_index": rows[position],
                                                "w": multiplicity}))
-        catalogue.materialize_all(con, [f for f in order if first == 0 or f.name in weighted], {"run_id": run_id})
+        catalogue.materialize_all(con, [f for f in order if first == 0 or f.name in weighted],
+                                  {"run_id": run_id, "coverages": cuts})
         for name, path, params in ratios:
             for r in sqlfiles.rows(sqlfiles.query(con, path, params)):
                 dim, number = r["dim"].split("@", 1)

@@ -2,7 +2,7 @@
 -- spec: S3.13 (k = max(1, ceil(c*N)) in binary64; the cut takes the whole level holding the k-th
 --       case, so accepted >= k; a NaN cut accepts all N), S9.2 (N, k, accepted, hits, coverage)
 -- grain: one row per (dim, key) group with paired cases; no rows unless 0 < coverage <= 1
--- input: levels, level_groups
+-- input: level_points, level_groups
 -- params: coverage
 -- kind: paired
 -- coverage: yes
@@ -15,14 +15,15 @@
 --      (accepted - rows is the level before's accepted): the filter keeps that row alone, not every
 --      level past the cut, so the aggregation is over one row per group (arg_min keeps the first
 --      level's meaning either way). The ratios (S9.2) are computed for that row alone, and the group
---      named through level_groups after the cut.
+--      named through level_groups after the cut. It reads `level_points`, which holds the cut's level
+--      for every coverage the report asks (the `coverages` it is built with), as `levels` would.
 WITH cut AS (
     SELECT gid,
            any_value(N) AS N,
            arg_min(accepted, level) AS accepted,
            arg_min(cum_hits, level) AS hits,
            arg_min(conf, level) AS cut_confidence
-    FROM levels
+    FROM level_points
     WHERE accepted >= greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
       AND accepted - rows < greatest(1, CAST(ceil($coverage * CAST(N AS DOUBLE)) AS BIGINT))
       AND $coverage > 0.0 AND $coverage <= 1.0

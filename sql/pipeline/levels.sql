@@ -5,6 +5,9 @@
 -- input: level_cells, level_starts
 -- params: none
 -- output: gid, level, conf, rows, hits, accepted, cum_hits, N
+-- stored: view (DuckDB: a temp view, not a table. Its one reader in the report, level_points, reads it once
+--         as it streams out of the sort; with full-precision confidences the table was 39M rows at 10M
+--         decisions, written out past the memory limit and read back by each reader. Spark checkpoints it.)
 -- why: the cost must be a sort, whatever the number of distinct confidences. Every group's levels are
 --      sorted once, as one sequence ordered by (gid, -conf) -- DuckDB sorts NaN above every number, so
 --      -conf ascending is the S3.12 order -- and each group's running counts are the running counts of

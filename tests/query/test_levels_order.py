@@ -87,3 +87,53 @@ def test_the_comparison_sees_a_level_out_of_order():
     swapped = list(expected)
     swapped[10], swapped[11] = swapped[11], swapped[10]
     assert not _same(rows, swapped)
+
+
+def _points_con(cells: pa.Table, path: str, coverages: list) -> duckdb.DuckDBPyConnection:
+    """level_cells -> level_starts -> levels (the view DuckDB keeps) -> level_points from `path`, and
+    level_groups naming every group (group 1 the overall one, for risk_coverage)."""
+    con = duckdb.connect()
+    Q.prepare_connection(con)
+    con.execute("SET threads = 2")
+    con.register("level_cells_in", cells)
+    con.execute("CREATE TEMP TABLE level_cells AS SELECT * FROM level_cells_in")
+    con.unregister("level_cells_in")
+    con.execute("CREATE TEMP TABLE level_groups AS SELECT DISTINCT gid, CASE WHEN gid = 1 THEN 'overall' ELSE 'g' END "
+                "AS dim, CASE WHEN gid = 1 THEN '' ELSE CAST(gid AS VARCHAR) END AS key FROM level_cells")
+    Q.materialize(con, "pipeline/level_starts.sql", "level_starts")
+    Q.materialize(con, "pipeline/levels.sql", "levels", view=True)
+    con.execute("CREATE TEMP TABLE level_points AS %s" % Q.text(path), {"coverages": coverages})
+    return con
+
+
+COVERAGES = [0.5, 0.8, 0.3333, 0.123456789, 1.0]
+
+
+@pytest.mark.slow   # enough generated rows for groups of over 1,000 levels
+def test_level_points_hold_every_cut_the_full_curve_has():
+    """level_points keeps a superset of the levels the cuts fall on: the readers (aurc, selective_accuracy at
+    each coverage, risk_coverage) give the same rows over it as over every level, and the Spark version of
+    the file (run here on DuckDB) keeps the same rows."""
+    many = _level_cells(np.random.default_rng(7), 200_000)        # 4 groups of ~45,000 levels (40 regrouped)
+    cells = duckdb.connect().sql("SELECT gid % 4 + 1 AS gid, conf, CAST(sum(rows) AS BIGINT) AS rows, CAST(sum(hits) "
+                                 "AS BIGINT) AS hits FROM many GROUP BY ALL").to_arrow_table()
+    con = _points_con(cells, "pipeline/level_points.sql", COVERAGES)
+    kept = con.execute("SELECT * FROM level_points ORDER BY gid, level").fetchall()
+    spark = _points_con(cells, "_spark/pipeline/level_points.sql", COVERAGES)
+    assert _same_points(kept, spark.execute("SELECT * FROM level_points ORDER BY gid, level").fetchall())
+    total = con.execute("SELECT count(*) FROM levels").fetchone()[0]
+    assert len(kept) < total / 2                               # far from every level
+    full = _points_con(cells, "pipeline/level_points.sql", COVERAGES)
+    full.execute("CREATE OR REPLACE TEMP TABLE level_points AS SELECT p.gid, p.N, p.n_levels, p.aurc, l.level, l.conf, "
+                 "l.rows, l.hits, l.accepted, l.cum_hits FROM levels l JOIN (SELECT DISTINCT gid, N, n_levels, aurc "
+                 "FROM level_points) p USING (gid)")
+    for name, params in [("metrics/aurc.sql", None), ("pipeline/risk_coverage.sql", {"coverages": COVERAGES})] + [
+            ("metrics/selective_accuracy.sql", {"coverage": c}) for c in COVERAGES + [0.001, 0.999]]:
+        ours = Q.query(con, name, params).fetchall()
+        assert ours and _same_points(sorted(ours, key=repr), sorted(Q.query(full, name, params).fetchall(), key=repr)), name
+
+
+def _same_points(a: list, b: list) -> bool:
+    """Rows equal, NaN equal to NaN."""
+    return len(a) == len(b) and all(len(x) == len(y) and all(u == v or (u != u and v != v) for u, v in zip(x, y))
+                                    for x, y in zip(a, b))

@@ -4,21 +4,22 @@
 -- grain: one row per published level of the overall group, in level order: every level when there
 --        are at most 1,000; otherwise the first level, and the level of the cut at each coverage in
 --        $coverages and at each coverage j/1000 (j = 1..1000, the last level at j = 1000), once each
--- input: levels, level_groups
+-- input: level_points, level_groups
 -- params: coverages (the report's published and asked-for coverages, e.g. [0.5, 0.8])
 -- output: level, confidence, rows, hits, accepted, cum_hits, coverage, risk, selective_accuracy
 -- why: nothing in the report may grow with the number of distinct confidences, yet every tie-aware
 --      cut the report publishes must be a point of its curve. The full curve is the `levels` table
---      (docs/report.md shows the one query that lists it).
+--      (docs/report.md shows the one query that lists it); this file reads `level_points`, the levels that
+--      can hold a published cut (a superset: the cuts are picked exactly below).
 -- engine: spark (overrides sql/pipeline/risk_coverage.sql: Spark has no ASOF JOIN. The cut of each k is
 --         the first level whose `accepted` is >= k; `accepted` grows with the level, so it is the
 --         smallest level at or after k in one ordering of the k values among the levels by accepted;
 --         the frame runs from the end, as Spark recomputes an UNBOUNDED FOLLOWING frame at every row)
 WITH lv AS (
-    SELECT level, conf, rows, hits, accepted, cum_hits, N
-    FROM levels WHERE gid = (SELECT gid FROM level_groups WHERE dim = 'overall')
+    SELECT level, conf, rows, hits, accepted, cum_hits, N, n_levels
+    FROM level_points WHERE gid = (SELECT gid FROM level_groups WHERE dim = 'overall')
 ), total AS (
-    SELECT count(*) AS n_levels, any_value(N) AS N FROM lv
+    SELECT any_value(n_levels) AS n_levels, any_value(N) AS N FROM lv
 ), ks AS (
     SELECT DISTINCT greatest(1, CAST(ceil(c * CAST(t.N AS DOUBLE)) AS BIGINT)) AS k
     FROM total t,
