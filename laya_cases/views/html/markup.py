@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 STYLE = """
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:1200px;
@@ -74,6 +74,13 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "", 
         out.append("<tr%s>%s</tr>" % (' class="%s"' % esc(klass) if klass else "", "".join(row)))
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def sort_header(text: Any, now: bool, descending: bool, href: Callable[[str], str]) -> str:
+    """A column header that sorts by its column: `href(dir)` is the page in that order; ascending first,
+    the other way when the column already sorts the page, which its mark shows."""
+    mark = (" \u25bc" if descending else " \u25b2") if now else ""
+    return link(href("desc" if now and not descending else "asc"), text) + esc(mark)
 
 
 def link(href: str, text: Any) -> str:

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from laya_cases.core.errors import UsageError
 from laya_cases.views import charts
+from laya_cases.views.html.diff_view import FLIP_COLUMNS
 from laya_cases.views.serve import compare as C
 from laya_cases.views.serve import compare_pages as V
 from laya_cases.views.serve import pages
@@ -117,7 +118,7 @@ def _two(data: Data, request: Request) -> Response:
     if fmt == "json":
         return _taken(T.as_json(d))
     if fmt == "csv":
-        return _taken(T.as_csv([key for key, _ in pages.FLIP_COLUMNS], d["flips"]))
+        return _taken(T.as_csv([key for key, _ in FLIP_COLUMNS], d["flips"]))
     return _html(pages.compare_page(d, known, sort, descending))
 
 

@@ -6,7 +6,7 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import quote, urlencode
 
-from laya_cases.views.html.markup import cell, esc, link, num, page, table
+from laya_cases.views.html.markup import cell, esc, link, num, page, sort_header, table
 
 DIMS = ("language", "model", "qid", "tag")
 SHOWS = {"outcome_differs": "outcome differs (some runs right, others wrong)",
@@ -25,6 +25,11 @@ INTERVAL_NOTE = ("95% intervals: the normal approximation of diff's paired row b
 def compare_href(runs: List[str], **extra: Any) -> str:
     query = dict({"runs": ",".join(runs)}, **{k: v for k, v in extra.items() if v is not None})
     return "/compare?" + urlencode(query)
+
+
+def diff_href(a: str, b: str, by: Optional[str] = None, **extra: Any) -> str:
+    """The two-run page (`diff A B`'s numbers, its exact bootstrap): /compare?a=A&b=B[&by=]."""
+    return "/compare?" + urlencode(dict({"a": a, "b": b}, **({"by": by} if by else {}), **extra))
 
 
 def side_href(runs: List[str], row: int, qid: str) -> str:
@@ -86,7 +91,7 @@ def deltas_section(runs: List[str], by: Optional[str], deltas: List[Dict[str, An
     head = ["run"] + list(DELTA_HEADERS) + [""]
     overall = []
     for r in (d for d in deltas if d["dim"] == "overall"):
-        full = link("/compare?" + urlencode({"a": first, "b": r["run_id"]}), "full diff")
+        full = link(diff_href(first, r["run_id"]), "full diff")
         overall.append(["<td>%s</td>" % link(_run_link(r["run_id"]), r["run_id"])] + _delta_cells(r) + ["<td>%s</td>" % full])
     body = ["<h2>Against %s</h2>" % esc(first), '<p class="muted" id="interval-note">%s</p>' % esc(INTERVAL_NOTE),
             table(head, overall, "compare-deltas")]
@@ -94,7 +99,7 @@ def deltas_section(runs: List[str], by: Optional[str], deltas: List[Dict[str, An
     if by:
         rows = []
         for r in groups:
-            full = link("/compare?" + urlencode({"a": first, "b": r["run_id"], "by": by}), "full diff")
+            full = link(diff_href(first, r["run_id"], by), "full diff")
             rows.append(["<td>%s</td>" % esc(r["key"]), "<td>%s</td>" % esc(r["run_id"])] + _delta_cells(r)
                         + ["<td>%s</td>" % full])
         body.append("<h3>by %s</h3>" % esc(by) + table([by] + head, rows, "compare-deltas-by"))
@@ -131,10 +136,8 @@ def slices_section(runs: List[str], by: Optional[str], slices: List[Dict[str, An
         rows.append(cells)
 
     def head(column: str, text: str) -> str:
-        now = sort is not None and sort[0] == column
-        down = now and not sort[1]
-        mark = (" \u25bc" if sort[1] else " \u25b2") if now else ""
-        return link(compare_href(runs, by=by, sort=column, dir="desc" if down else "asc") + "#per-slice", text) + esc(mark)
+        return sort_header(text, sort is not None and sort[0] == column, bool(sort and sort[1]),
+                           lambda d: compare_href(runs, by=by, sort=column, dir=d) + "#per-slice")
     pick = " ".join(link(compare_href(runs, by=d), d) if d != by else "<b>%s</b>" % esc(d) for d in DIMS)
     headers = [head("key", by or "group")] + [head(run, run) for run in runs]
     return ('<h2 id="per-slice">Per slice</h2><p>Accuracy of each run over the cases two or more runs scored (hover: '

@@ -7,9 +7,8 @@ from typing import Any, Dict, List, Optional
 from urllib.parse import quote, urlencode
 
 from laya_cases.views.html import diff_view, report_view
-from laya_cases.views.html.diff_view import FLIP_COLUMNS
-from laya_cases.views.html.markup import cell, esc, link, num, page, table
-from laya_cases.views.serve.compare_pages import charts_section, runs_form, side_href
+from laya_cases.views.html.markup import cell, esc, link, num, page, sort_header, table
+from laya_cases.views.serve.compare_pages import charts_section, diff_href, runs_form, side_href
 from laya_cases.views.serve.params import OUTCOMES, SORTS
 
 DIMS = ("language", "model", "qid", "tag")
@@ -80,10 +79,8 @@ def run_page(run_id: str, doc: Dict[str, Any], run_ids: List[str], sort: Optiona
              descending: bool = False) -> str:
     """The report of one run; its slice tables sorted by `sort` (a slice_columns name) when given."""
     def head(dim: str, column: str) -> str:
-        down = sort == column and not descending
-        mark = (" \u25bc" if descending else " \u25b2") if sort == column else ""
-        target = run_href(run_id, "", {"sort": column, "dir": "desc" if down else "asc"}) + "#slice-" + dim
-        return link(target, dim if column == "key" else column) + esc(mark)
+        return sort_header(dim if column == "key" else column, sort == column, descending,
+                           lambda d: run_href(run_id, "", {"sort": column, "dir": d}) + "#slice-" + dim)
     order = (sort, descending) if sort else None
     body = ['<p>%s &middot; compare with: %s &middot; this page as %s, %s</p>'
             % (link(run_href(run_id, "/cases"), "Browse the cases"), compare_form(run_ids, run_id),
@@ -162,12 +159,9 @@ def _sort_link(run_id: str, chosen: Dict[str, str], column: str) -> str:
     key = _SORTED_BY.get(column)
     if key is None:
         return esc(column)
-    now = chosen.get("sort", "row") == key
-    down = now and chosen.get("dir", "asc") == "asc"
     query = {k: v for k, v in chosen.items() if k not in ("after_row", "after_qid", "offset", "sort", "dir")}
-    query.update(sort=key, dir="desc" if down else "asc")
-    mark = (" \u25b2" if chosen.get("dir", "asc") == "asc" else " \u25bc") if now else ""
-    return link(run_href(run_id, "/cases", query), column) + esc(mark)
+    return sort_header(column, chosen.get("sort", "row") == key, chosen.get("dir", "asc") != "asc",
+                       lambda d: run_href(run_id, "/cases", dict(query, sort=key, dir=d)))
 
 
 
@@ -238,10 +232,6 @@ def sorted_flips(d: Dict[str, Any], sort: Optional[str], descending: bool) -> Di
     return dict(d, flips=present + [f for f in d["flips"] if f[sort] is None])
 
 
-def compare_href(a: str, b: str, by: Optional[str], **extra: str) -> str:
-    return "/compare?" + urlencode(dict({"a": a, "b": b}, **({"by": by} if by else {}), **extra))
-
-
 def compare_page(d: Dict[str, Any], run_ids: List[str], sort: Optional[str] = None, descending: bool = False) -> str:
     """Two runs' diff; the flip table sorted by `sort` (a FLIP_SORTS key), its headers links that sort."""
     a, b, by = d["run_a"], d["run_b"], d["by"]
@@ -249,13 +239,11 @@ def compare_page(d: Dict[str, Any], run_ids: List[str], sort: Optional[str] = No
     def head(key: str, text: str) -> str:
         if key not in FLIP_SORTS:
             return esc(text)
-        down = sort == key and not descending
-        mark = (" \u25bc" if descending else " \u25b2") if sort == key else ""
-        return link(compare_href(a, b, by, sort=key, dir="desc" if down else "asc") + "#flips", text) + esc(mark)
+        return sort_header(text, sort == key, descending, lambda d: diff_href(a, b, by, sort=key, dir=d) + "#flips")
     taken = dict({"sort": sort, "dir": "desc" if descending else "asc"} if sort else {})
     body = (compare_form(run_ids, a, b, by)
-            + "<p>This page as %s, %s (every flip)</p>" % (link(compare_href(a, b, by, format="json", **taken), "json"),
-                                                          link(compare_href(a, b, by, format="csv", **taken), "csv"))
+            + "<p>This page as %s, %s (every flip)</p>" % (link(diff_href(a, b, by, format="json", **taken), "json"),
+                                                          link(diff_href(a, b, by, format="csv", **taken), "csv"))
             + diff_view.sections(d, href=lambda row, qid: side_href([a, b], row, qid), charts=charts_section([a, b]),
                                  head=head))
     return page("Compare %s -> %s%s" % (a, b, " (flips by %s)" % sort if sort else ""), body, nav(), images=True)
