@@ -8,10 +8,21 @@ blocks and apply the same rejection in order. Exact for n < 2**32; checked again
 """
 from __future__ import annotations
 
+import queue
 import random
-from typing import Optional
+import threading
+from typing import Iterator, Optional, Tuple
 
 import numpy as np
+
+
+def _bit_generator(seed: int) -> np.random.MT19937:
+    """numpy's MT19937 in the state CPython's random.Random(seed) starts in."""
+    _version, internal, _gauss = random.Random(seed).getstate()
+    bits = np.random.MT19937()
+    bits.state = {"bit_generator": "MT19937",
+                  "state": {"key": np.array(internal[:624], dtype=np.uint32), "pos": internal[624]}}
+    return bits
 
 
 class IndexStream:
@@ -24,10 +35,7 @@ class IndexStream:
     def __init__(self, seed: int, n: int):
         if not 1 <= n < 2 ** 32:
             raise ValueError("n must be in [1, 2**32), got %d" % n)
-        _version, internal, _gauss = random.Random(seed).getstate()
-        self._bits = np.random.MT19937()
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": np.array(internal[:624], dtype=np.uint32), "pos": internal[624]}}
+        self._bits = _bit_generator(seed)
         self._n = n
         self._shift = np.uint64(32 - n.bit_length())
         self._ahead = np.empty(0, dtype=np.int64)     # accepted values drawn but not yet taken
@@ -75,6 +83,86 @@ def replicate_batches(seed: int, n: int, replicates: int, batch_draws: Optional[
         del draws
         drawn = np.flatnonzero(counts)
         yield first, last, drawn // n + first, drawn % n, counts[drawn]
+
+
+class _Words:
+    """The generator's 32-bit words (as int64), in order, drawn ahead on a thread: numpy lets go of the
+    GIL while it draws, so the Mersenne Twister runs on one core while the caller counts on the other."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, seed: int):
+        self._chunks: "queue.Queue[np.ndarray]" = queue.Queue(maxsize=4)
+        self._stop = threading.Event()
+        self._rest = np.empty(0, dtype=np.int64)
+        self._thread = threading.Thread(target=self._draw, args=(np.random.Generator(_bit_generator(seed)),),
+                                        daemon=True)
+        self._thread.start()
+
+    def _draw(self, gen: np.random.Generator) -> None:
+        while not self._stop.is_set():
+            chunk = gen.integers(0, 1 << 32, self.CHUNK, dtype=np.int64)    # one word each, unmasked
+            while not self._stop.is_set():
+                try:
+                    self._chunks.put(chunk, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+
+    def take(self, count: int) -> np.ndarray:
+        pieces, got = [], 0
+        while got < count:
+            if not len(self._rest):
+                self._rest = self._chunks.get()
+            piece, self._rest = self._rest[:count - got], self._rest[count - got:]
+            pieces.append(piece)
+            got += len(piece)
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+#: From this many rows on, class_counts counts a replicate's draws as they come (no index array kept).
+COUNT_AS_DRAWN = 1 << 15
+
+
+def class_counts(seed: int, n: int, replicates: int, classes: np.ndarray,
+                 n_classes: int) -> Iterator[Tuple[int, int, np.ndarray]]:
+    """Yield (first, last, counts) batch by batch: counts[r, c] is how many of replicate first + r's n
+    draws of randrange(n) (S9.5) fell on a row u with classes[u] == c. The same stream as
+    replicate_batches, counted per class: a bootstrap whose replicate adds up rows' counts needs no more.
+
+    Large n: a replicate takes n words; each word w is row w >> (32 - k) or a rejection (row >= n, the
+    table's last class), and the rejections are drawn again, as many words as were rejected, so no word
+    past the replicate's last is taken. Small n: the index stream in batches, as replicate_batches."""
+    if n == 0 or replicates == 0:
+        return
+    if n < COUNT_AS_DRAWN:
+        for first, last, replicate, position, multiplicity in replicate_batches(seed, n, replicates):
+            cells = (replicate - first) * n_classes + classes[position]
+            yield first, last, np.bincount(cells, weights=multiplicity, minlength=(last - first) * n_classes
+                                           ).astype(np.int64).reshape(last - first, n_classes)
+        return
+    k = n.bit_length()
+    table = np.full(1 << k, n_classes, dtype=np.min_scalar_type(n_classes))
+    table[:n] = classes
+    per_batch = max(1, BATCH_DRAWS // n_classes)
+    words = _Words(seed)
+    try:
+        for first in range(0, replicates, per_batch):
+            last = min(replicates, first + per_batch)
+            counts = np.zeros((last - first, n_classes + 1), dtype=np.int64)
+            for r in range(last - first):
+                need = n
+                while need:
+                    drawn = np.bincount(table[words.take(need) >> (32 - k)], minlength=n_classes + 1)
+                    counts[r] += drawn
+                    need = int(drawn[n_classes])
+            yield first, last, counts[:, :n_classes]
+    finally:
+        words.close()
 
 
 def replicate_weights(seed: int, n: int, replicates: int):

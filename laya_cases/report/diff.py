@@ -7,9 +7,10 @@ gains its Holm and Benjamini-Hochberg adjustments over the groups tested (sql/co
 and with a margin a group whose interval reaches both -margin and +margin is marked
 "insufficient evidence" (sql/macros/insufficient_evidence.sql). The paired bootstrap interval
 resamples dataset rows with the S9.5 index stream -- CPython's `random.Random(seed).randrange(n)`,
-replicate by replicate (laya_cases/query/resample.py) -- handed to SQL as the table
-`boot_draws(replicate, row, m)` (how often each row was drawn in each replicate); the per-replicate deltas are sql/compare/diff_replicates.sql and the
-percentile rule is the report's own sql/bootstrap/intervals.sql.
+replicate by replicate (laya_cases/query/resample.py), counted per class of rows with equal counts
+(sql/compare/diff_unit_classes.sql) and handed to SQL as the table `boot_class_counts(replicate, class,
+m)`; the per-replicate deltas are sql/compare/diff_replicates.sql and the percentile rule is the
+report's own sql/bootstrap/intervals.sql.
 
     >>> r = diff(wh, "before", "after", by="language")
     >>> r["right_to_wrong"], r["wrong_to_right"], r["mcnemar_p"]
@@ -21,12 +22,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import pyarrow as pa
 
 from laya_cases.core.errors import UsageError
 from laya_cases.query import catalogue, engines
 from laya_cases.query import sql as sqlfiles
-from laya_cases.query.resample import quantile_levels, replicate_batches
+from laya_cases.query.resample import class_counts, quantile_levels
 from laya_cases.report import runset
 from laya_cases.report import stability as reruns_of
 
@@ -91,7 +93,8 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     step = _stepper(phase, steps)
     step()
     con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
-    catalogue.materialize_all(con, catalogue.build_order(["diff_slices", "diff_units", "adjusted_p"], ("compare",)),
+    catalogue.materialize_all(con, catalogue.build_order(["diff_slices", "diff_class_units", "adjusted_p"],
+                                                                     ("compare",)),
                               {"run_a": run_a, "run_b": run_b, "dim": by})
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
@@ -158,23 +161,50 @@ def _noise(n: Dict[str, Any]) -> str:
                              "the delta is within it" if n["within"] else "the delta is beyond it")
 
 
-#: Draws per batch of replicates: the batch's (replicate, row, m) table and its join stay ~100 MB at any B.
-BATCH_DRAWS = 1 << 22
+#: Rows of boot_class_counts per query: the batch and its join stay ~100 MB at any B.
+BATCH_ROWS = 1 << 22
+
+
+def _unit_classes(con, n: int) -> Tuple[np.ndarray, int]:
+    """Each paired row's class (sql/compare/diff_unit_classes.sql), by unit, and how many classes."""
+    classes = np.zeros(n, dtype=np.int64)
+    result = con.execute("SELECT unit, class FROM diff_unit_classes")
+    if hasattr(result, "fetch_arrow_table"):            # DuckDB: columns, not a million Python tuples
+        table = result.fetch_arrow_table()
+        classes[table["unit"].to_numpy()] = table["class"].to_numpy()
+    else:
+        for unit, cls in result.fetchall():
+            classes[unit] = cls
+    return classes, int(classes.max()) + 1 if n else 0
 
 
 def _replicate_deltas(con, seed: int, n: int, bootstrap: int) -> pa.Table:
-    """boot_values (dim, key, metric, value) of every replicate: the draws (resample.replicate_batches,
-    the S9.5 stream) are handed to sql/compare/diff_replicates.sql a batch of replicates at a time and
+    """boot_values (dim, key, metric, value) of every replicate: the S9.5 stream is counted per class of
+    rows (resample.class_counts) and the counts go to sql/compare/diff_replicates.sql a batch at a time;
     only the per-group deltas are kept, so memory stays flat in B (a few values per replicate)."""
     columns: Dict[str, List[Any]] = {"dim": [], "key": [], "metric": [], "value": []}
-    for _first, _last, replicate, row, multiplicity in replicate_batches(seed, n, bootstrap, BATCH_DRAWS):
-        con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
-                                             "row": pa.array(row, type=pa.int64()),
-                                             "m": pa.array(multiplicity, type=pa.int64())}))
+    classes, n_classes = _unit_classes(con, n)
+
+    def deltas(batch: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        con.register("boot_class_counts", pa.table({
+            "replicate": pa.array(np.concatenate([b[0] for b in batch]), type=pa.int64()),
+            "class": pa.array(np.concatenate([b[1] for b in batch]), type=pa.int64()),
+            "m": pa.array(np.concatenate([b[2] for b in batch]), type=pa.int64())}))
         for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_replicates.sql")):
             for name, values in columns.items():
                 values.append(r[name])
-        con.unregister("boot_draws")
+        con.unregister("boot_class_counts")
+
+    batch, rows = [], 0
+    for first, _last, counts in class_counts(seed, n, bootstrap, classes, n_classes):
+        replicate, cls = np.nonzero(counts)
+        batch.append((replicate + first, cls, counts[replicate, cls]))
+        rows += len(cls)
+        if rows >= BATCH_ROWS:
+            deltas(batch)
+            batch, rows = [], 0
+    if batch:
+        deltas(batch)
     return pa.table({"dim": pa.array(columns["dim"], pa.string()), "key": pa.array(columns["key"], pa.string()),
                      "metric": pa.array(columns["metric"], pa.string()),
                      "value": pa.array(columns["value"], pa.float64())})

@@ -4,9 +4,9 @@
 -- input: diff_slice_cases
 -- params: none
 -- output: dim, key, unit (the position of the row's row_index among the paired rows, ascending: the
---         `row` of boot_draws), n, hits_a, hits_b
--- why: built once; every batch of replicates (sql/compare/diff_replicates.sql) joins its draws to it,
---      so memory stays flat in B.
+--         value randrange(n) draws for it), n, hits_a, hits_b
+-- why: built once; its rows are grouped into classes of equal counts (diff_unit_classes.sql), which
+--      every batch of replicates (sql/compare/diff_replicates.sql) joins, so memory stays flat in B.
 WITH units AS (
     SELECT row_index, CAST(row_number() OVER (ORDER BY row_index) - 1 AS BIGINT) AS unit
     FROM (SELECT DISTINCT row_index FROM diff_slice_cases WHERE dim = 'overall' AND paired)

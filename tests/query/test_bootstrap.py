@@ -194,6 +194,27 @@ def test_replicate_batches_are_the_replicates_of_the_whole_stream(batch_draws):
     assert sorted(zip(*[a.tolist() for a in replicate_weights(seed, n, b)[:2]])) == sorted(want)
 
 
+@pytest.mark.parametrize("count_as_drawn", [1, 1 << 40])
+@pytest.mark.parametrize("n, n_classes", [(1, 1), (2, 2), (37, 3), (1000, 5), (1025, 300), (4096, 1)])
+def test_class_counts_are_the_stream_counted_per_class(n, n_classes, count_as_drawn, monkeypatch):
+    """Either way of counting (as drawn, with words drawn ahead on a thread in chunks smaller than a
+    replicate; or from the index stream's batches) gives each replicate's draws counted per class."""
+    monkeypatch.setattr(resample, "COUNT_AS_DRAWN", count_as_drawn)
+    monkeypatch.setattr(resample._Words, "CHUNK", 333)
+    b, seed = 23, 5
+    classes = np.random.default_rng(n).integers(0, n_classes, n)
+    rng = random.Random(seed)
+    want = np.zeros((b, n_classes), dtype=np.int64)
+    for r in range(b):
+        for _ in range(n):
+            want[r, classes[rng.randrange(n)]] += 1
+    got = np.zeros_like(want)
+    for first, last, counts in resample.class_counts(seed, n, b, classes, n_classes):
+        assert counts.shape == (last - first, n_classes) and counts.dtype == np.int64
+        got[first:last] = counts
+    assert (got == want).all() and (got.sum(axis=1) == n).all()
+
+
 @pytest.mark.slow
 def test_batched_bootstrap_equals_one_batch_and_reports_progress(tmp_path, monkeypatch):
     wh = Warehouse(tmp_path / "wh")

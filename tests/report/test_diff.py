@@ -21,6 +21,7 @@ import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from flip_data import base_correct, rows as flip_rows, write as write_rows
 from helpers import snapshot_tree
 from multiple_testing import adjust
+from laya_cases.query import resample
 from laya_cases.report.diff import diff as do_diff
 from laya_cases.store.warehouse import Warehouse
 from laya_cases_cli.app import app
@@ -153,6 +154,15 @@ def test_bootstrap_interval_is_s9_5_and_covers_the_true_delta(store):
     assert group["paired"] == len(de)
     assert group["delta"] == (sum(c["b"] for c in de) - sum(c["a"] for c in de)) / len(de)
     assert group["accuracy_a"] == sum(c["a"] for c in de) / len(de)
+
+
+def test_counting_each_replicate_as_drawn_gives_the_same_document(store, monkeypatch):
+    """Large runs count each replicate's draws as they come (resample.class_counts): forced on this small
+    pair, the document is the same to the byte, every interval included."""
+    monkeypatch.setattr(resample, "COUNT_AS_DRAWN", 1)
+    monkeypatch.setattr(resample._Words, "CHUNK", 97)           # a replicate's words span chunks
+    again = do_diff(Warehouse(store["wh"]), "a", "b", by="language")
+    assert json.dumps(again, sort_keys=True) == json.dumps(store["doc"], sort_keys=True)
 
 
 def test_slice_interval_matches_python(store):
