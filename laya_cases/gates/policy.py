@@ -7,9 +7,9 @@ import duckdb
 import pyarrow as pa
 
 from laya_cases.core.errors import UsageError, shorten
-from laya_cases.query import catalogue
+from laya_cases.query import catalogue, paired_bootstrap
 from laya_cases.query import sql as sqlfiles
-from laya_cases.query.resample import quantile_levels, replicate_weights
+from laya_cases.query.resample import quantile_levels
 from laya_cases.gates.documents import (IDENTITY_KEYS, comparability_reasons, coverage_definition_conflict,
                                       identity_of, named, read_json)
 from laya_cases.gates.inputs import (ADJUST, ADJUSTMENTS, DIMENSIONS, EVIDENCE_BOOTSTRAP, EVIDENCE_SEED,
@@ -147,10 +147,9 @@ def _evidence_intervals(con: duckdb.DuckDBPyConnection, wanted: bool) -> None:
     """policy_intervals: the paired bootstrap 95% interval of each on_insufficient rule's delta; the
     draws are of candidate case positions (none unless a rule asks: the bootstrap is the slow part)."""
     n = con.execute("SELECT count(*) FROM gate_cases WHERE side = 'candidate'").fetchall()[0][0] if wanted else 0
-    replicate, row, multiplicity = replicate_weights(EVIDENCE_SEED, n, EVIDENCE_BOOTSTRAP) if n else ((), (), ())
-    con.register("boot_draws", pa.table({"replicate": pa.array(replicate, type=pa.int64()),
-                                         "row": pa.array(row, type=pa.int64()),
-                                         "m": pa.array(multiplicity, type=pa.int64())}))
-    sqlfiles.materialize(con, "gates/policy_replicates.sql", "boot_values")
+    sqlfiles.materialize(con, "gates/policy_case_classes.sql", "policy_case_classes")
+    sqlfiles.materialize(con, "gates/policy_class_pairs.sql", "policy_class_pairs")
+    con.register("boot_values", paired_bootstrap.replicate_values(
+        con, EVIDENCE_SEED, n, EVIDENCE_BOOTSTRAP, "policy_case_classes", "gates/policy_replicates.sql"))
     lower, upper = quantile_levels(0.95)
     sqlfiles.materialize(con, "bootstrap/intervals.sql", "policy_intervals", {"lower": lower, "upper": upper})

@@ -8,9 +8,9 @@ and with a margin a group whose interval reaches both -margin and +margin is mar
 "insufficient evidence" (sql/macros/insufficient_evidence.sql). The paired bootstrap interval
 resamples dataset rows with the S9.5 index stream -- CPython's `random.Random(seed).randrange(n)`,
 replicate by replicate (laya_cases/query/resample.py), counted per class of rows with equal counts
-(sql/compare/diff_unit_classes.sql) and handed to SQL as the table `boot_class_counts(replicate, class,
-m)`; the per-replicate deltas are sql/compare/diff_replicates.sql and the percentile rule is the
-report's own sql/bootstrap/intervals.sql.
+(sql/compare/diff_unit_classes.sql, laya_cases/query/paired_bootstrap.py); the per-replicate deltas
+are sql/compare/diff_replicates.sql and the percentile rule is the report's own
+sql/bootstrap/intervals.sql.
 
     >>> r = diff(wh, "before", "after", by="language")
     >>> r["right_to_wrong"], r["wrong_to_right"], r["mcnemar_p"]
@@ -22,13 +22,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-import pyarrow as pa
 
 from laya_cases.core.errors import UsageError
-from laya_cases.query import catalogue, engines
+from laya_cases.query import catalogue, engines, paired_bootstrap
 from laya_cases.query import sql as sqlfiles
-from laya_cases.query.resample import class_counts, quantile_levels
+from laya_cases.query.resample import quantile_levels
 from laya_cases.report import runset
 from laya_cases.report import stability as reruns_of
 
@@ -99,7 +97,8 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
     step()
-    con.register("boot_values", _replicate_deltas(con, seed, n, bootstrap))
+    con.register("boot_values", paired_bootstrap.replicate_values(con, seed, n, bootstrap, "diff_unit_classes",
+                                                                  "compare/diff_replicates.sql"))
     step()
     overall, groups = _per_group(con, margin)
     step()
@@ -159,55 +158,6 @@ def _noise(n: Dict[str, Any]) -> str:
         return "no compared case"
     return "+/-%.4f (%s)" % (n["band"], "no delta" if n["within"] is None else
                              "the delta is within it" if n["within"] else "the delta is beyond it")
-
-
-#: Rows of boot_class_counts per query: the batch and its join stay ~100 MB at any B.
-BATCH_ROWS = 1 << 22
-
-
-def _unit_classes(con, n: int) -> Tuple[np.ndarray, int]:
-    """Each paired row's class (sql/compare/diff_unit_classes.sql), by unit, and how many classes."""
-    classes = np.zeros(n, dtype=np.int64)
-    result = con.execute("SELECT unit, class FROM diff_unit_classes")
-    if hasattr(result, "fetch_arrow_table"):            # DuckDB: columns, not a million Python tuples
-        table = result.fetch_arrow_table()
-        classes[table["unit"].to_numpy()] = table["class"].to_numpy()
-    else:
-        for unit, cls in result.fetchall():
-            classes[unit] = cls
-    return classes, int(classes.max()) + 1 if n else 0
-
-
-def _replicate_deltas(con, seed: int, n: int, bootstrap: int) -> pa.Table:
-    """boot_values (dim, key, metric, value) of every replicate: the S9.5 stream is counted per class of
-    rows (resample.class_counts) and the counts go to sql/compare/diff_replicates.sql a batch at a time;
-    only the per-group deltas are kept, so memory stays flat in B (a few values per replicate)."""
-    columns: Dict[str, List[Any]] = {"dim": [], "key": [], "metric": [], "value": []}
-    classes, n_classes = _unit_classes(con, n)
-
-    def deltas(batch: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        con.register("boot_class_counts", pa.table({
-            "replicate": pa.array(np.concatenate([b[0] for b in batch]), type=pa.int64()),
-            "class": pa.array(np.concatenate([b[1] for b in batch]), type=pa.int64()),
-            "m": pa.array(np.concatenate([b[2] for b in batch]), type=pa.int64())}))
-        for r in sqlfiles.rows(sqlfiles.query(con, "compare/diff_replicates.sql")):
-            for name, values in columns.items():
-                values.append(r[name])
-        con.unregister("boot_class_counts")
-
-    batch, rows = [], 0
-    for first, _last, counts in class_counts(seed, n, bootstrap, classes, n_classes):
-        replicate, cls = np.nonzero(counts)
-        batch.append((replicate + first, cls, counts[replicate, cls]))
-        rows += len(cls)
-        if rows >= BATCH_ROWS:
-            deltas(batch)
-            batch, rows = [], 0
-    if batch:
-        deltas(batch)
-    return pa.table({"dim": pa.array(columns["dim"], pa.string()), "key": pa.array(columns["key"], pa.string()),
-                     "metric": pa.array(columns["metric"], pa.string()),
-                     "value": pa.array(columns["value"], pa.float64())})
 
 
 def _per_group(con, margin: Optional[float]) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Dict[str, Any]]]]:

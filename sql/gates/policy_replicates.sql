@@ -2,8 +2,9 @@
 -- spec: S6.5 (`on_insufficient`, a laya-cases extension), S9.5 (percentile bootstrap; a replicate
 --       where the rule has no paired case is skipped)
 -- grain: one row per (rule, replicate) with at least one of the rule's paired cases drawn
--- input: policy_pairs, gate_rules (pos, on_insufficient), boot_draws (replicate, row, m): case
---        position `row` of the candidate was drawn m > 0 times in that replicate
+-- input: policy_class_pairs, boot_class_counts (replicate, class, m): candidate case positions of that
+--        class (policy_case_classes) were drawn m > 0 times in all in that replicate; one batch of
+--        replicates at a time (laya_cases/query/paired_bootstrap.py)
 -- params: none
 -- output: dim ('rule@<replicate>'), key (the rule's position as text), metric ('delta'), value
 -- why: a gate reads report documents, which list cases, not dataset rows, so the resampling unit
@@ -11,9 +12,8 @@
 --      slices share theirs. The delta is (hits - base_hits) / n over the drawn pairs, one rounding.
 WITH replicates AS (
     SELECT p.pos, d.replicate, sum(d.m) AS n, sum(d.m * p.score) AS hits, sum(d.m * p.base_score) AS base_hits
-    FROM boot_draws d
-    JOIN policy_pairs p ON p.case_no = d.row
-    JOIN gate_rules r ON r.pos = p.pos AND r.on_insufficient IS NOT NULL
+    FROM boot_class_counts d
+    JOIN policy_class_pairs p ON p.class = d.class
     GROUP BY p.pos, d.replicate
 )
 SELECT 'rule@' || CAST(replicate AS VARCHAR) AS dim, CAST(pos AS VARCHAR) AS key, 'delta' AS metric,

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import laya_cases_cli.commands  # noqa: F401  (registers every command)
 from laya_cases.core.errors import UsageError
 from laya_cases.gates import runner as G
+from laya_cases.query import resample
 from laya_cases_cli.app import app
 from multiple_testing import adjust
 
@@ -117,7 +118,13 @@ def python_intervals(cand, base, replicates: int = 2000) -> Dict[str, List[float
 
 
 @pytest.mark.slow
-def test_on_insufficient_marks_a_too_wide_interval_and_fails_only_when_asked():
+@pytest.mark.parametrize("count_as_drawn", [False, True])
+def test_on_insufficient_marks_a_too_wide_interval_and_fails_only_when_asked(count_as_drawn, monkeypatch):
+    """Either way of counting the draws per class of cases (query/resample.class_counts) gives the
+    intervals of S9.5 by hand."""
+    if count_as_drawn:
+        monkeypatch.setattr(resample, "COUNT_AS_DRAWN", 1)
+        monkeypatch.setattr(resample._Words, "CHUNK", 61)
     k = 8
     candidate, baseline, cand, base = documents(7, k)       # L03 [-0.88, +0.19], L07 [-0.28, +0.10]: too wide
     bound = 0.1
