@@ -21,12 +21,19 @@ average 3: 2.3 s = 55,637 decisions/s, ratio 0.20). `--rows 400000` (1,001,236 d
 average 9): 24.7 s = 40,609 decisions/s, ratio 0.265, all rows column-wise, peak RSS 783 MB. Uniform
 files are unchanged (bench/report_bench.py --ingest-rows 100000, back to back: ratio 0.32 on main,
 0.40 with case templates).
+
+`--messy` writes the same rows as issue 30's acceptance asks (keys in random orders, three spacings,
+floats in exponent form on every other row: the same values, checked by json.loads). 2026-12-04, load
+average 3.6-4, back to back: `--rows 50000` clean 2.5 s = 50,809 decisions/s (ratio 0.196), all rows
+column-wise; `--messy` 19.6 s = 6,398 decisions/s (ratio 0.028), 6 of 50,000 rows column-wise: a line that
+is not what json.dumps would write goes row by row.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import sys
@@ -54,9 +61,29 @@ def pool(n: int) -> dict:
     return bodies
 
 
-def write_hard(path: Path, rows: int, n_pool: int = 8, most: int = 4, seed: int = 0) -> int:
-    """The hard answers file; returns its number of decisions."""
-    rng = np.random.default_rng(seed)
+_FLOAT = re.compile(r"(?<=[\[:,\s])(-?\d+\.\d+(?:e[-+]?\d+)?)")
+_SEPARATORS = [(", ", ": "), (",", ":"), (" ,  ", " :\t")]
+
+
+def _shuffled(value: dict, rng) -> dict:
+    return {k: value[k] for k in rng.permutation(list(value)).tolist()}
+
+
+def messy_line(row: dict, rng) -> str:
+    """The row as another writer would put it: top-level and answer keys in a random order, one of three
+    spacings, and (every other row) each float in exponent form with 17 significant digits ('%.16e', the
+    same number: 7.0000000000000000e-01 for 0.7)."""
+    row = _shuffled(dict(row, answers={q: _shuffled(a, rng) for q, a in row["answers"].items()}), rng)
+    text = json.dumps(row, ensure_ascii=False, separators=_SEPARATORS[int(rng.integers(0, 3))])
+    if rng.random() < 0.5:
+        text = _FLOAT.sub(lambda m: "%.16e" % float(m.group(1)), text)
+    return text
+
+
+def write_hard(path: Path, rows: int, n_pool: int = 8, most: int = 4, seed: int = 0, messy: bool = False) -> int:
+    """The hard answers file (with `messy`, each line as messy_line writes it); returns its number of
+    decisions."""
+    rng, mess = np.random.default_rng(seed), np.random.default_rng(seed + 1)
     bodies = pool(n_pool)
     names = list(bodies)
     labels = ["refund", "cancel", "other"]
@@ -84,7 +111,7 @@ def write_hard(path: Path, rows: int, n_pool: int = 8, most: int = 4, seed: int 
             row = {"state": "message %d: my order never arrived" % i, "questions": {q: bodies[q] for q in qids},
                    "expected": expected, "language": LANGUAGES[i % len(LANGUAGES)], "tags": ["t%d" % (i % 4)],
                    "answers": answers, "latency_ms": float(rng.random() * 100)}
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.write((messy_line(row, mess) if messy else json.dumps(row, ensure_ascii=False)) + "\n")
             decisions += k
     return decisions
 
@@ -94,6 +121,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=300_000)
     parser.add_argument("--pool", type=int, default=8, help="questions to draw each row's subset from")
     parser.add_argument("--max-questions", type=int, default=4, help="most questions a row asks")
+    parser.add_argument("--messy", action="store_true", help="keys in random orders, mixed spacing, floats "
+                        "in exponent form (issue 30's acceptance file)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from laya_cases.interop import pandas_probe
@@ -106,7 +135,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
     try:
         path = tmp / "answers.jsonl"
-        decisions = write_hard(path, args.rows, args.pool, args.max_questions)
+        decisions = write_hard(path, args.rows, args.pool, args.max_questions, messy=args.messy)
         size = path.stat().st_size
         t0 = time.perf_counter()
         with open(path, "r", encoding="utf-8") as handle:
