@@ -8,7 +8,7 @@ integers as joining every drawn unit, so the values are the same bits; memory st
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -37,8 +37,10 @@ def unit_classes(con, table: str, n: int) -> Tuple[np.ndarray, int]:
     return classes, n_classes + 1 if unclassed.any() else n_classes
 
 
-def replicate_values(con, seed: int, n: int, bootstrap: int, classes_table: str, sql_file: str) -> pa.Table:
-    """The (dim, key, metric, value) rows `sql_file` gives for every replicate, batch by batch."""
+def replicate_values(con, seed: int, n: int, bootstrap: int, classes_table: str, sql_file: str,
+                     progress: Optional[Callable[[int], None]] = None) -> pa.Table:
+    """The (dim, key, metric, value) rows `sql_file` gives for every replicate, batch by batch;
+    `progress(replicates counted)` after each batch of the stream."""
     columns: Dict[str, List[Any]] = {"dim": [], "key": [], "metric": [], "value": []}
     classes, n_classes = unit_classes(con, classes_table, n)
 
@@ -53,7 +55,9 @@ def replicate_values(con, seed: int, n: int, bootstrap: int, classes_table: str,
 
     batch: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rows, ran = 0, False
-    for first, _last, counts in class_counts(seed, n, bootstrap, classes, n_classes):
+    for first, last, counts in class_counts(seed, n, bootstrap, classes, n_classes):
+        if progress is not None:
+            progress(last)
         replicate, cls = np.nonzero(counts)
         batch.append((replicate + first, cls, counts[replicate, cls]))
         rows += len(cls)

@@ -124,6 +124,9 @@ class _Words:
         self._thread.join()
 
 
+#: Draws between two of class_counts's batches when it counts as drawn (a progress bar moves with them).
+PROGRESS_DRAWS = 1 << 24
+
 #: From this many rows on, class_counts counts a replicate's draws as they come (no index array kept).
 COUNT_AS_DRAWN = 1 << 15
 
@@ -148,7 +151,7 @@ def class_counts(seed: int, n: int, replicates: int, classes: np.ndarray,
     k = n.bit_length()
     table = np.full(1 << k, n_classes, dtype=np.min_scalar_type(n_classes))
     table[:n] = classes
-    per_batch = max(1, BATCH_DRAWS // n_classes)
+    per_batch = max(1, min(BATCH_DRAWS // n_classes, PROGRESS_DRAWS // n))     # a batch every ~0.1 s
     words = _Words(seed)
     try:
         for first in range(0, replicates, per_batch):

@@ -97,8 +97,10 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
     step()
+    counted = None if phase is None else (lambda done: phase(1, len(steps), "%s: %d of %d replicates"
+                                                                % (steps[1], done, bootstrap)))
     con.register("boot_values", paired_bootstrap.replicate_values(con, seed, n, bootstrap, "diff_unit_classes",
-                                                                  "compare/diff_replicates.sql"))
+                                                                  "compare/diff_replicates.sql", counted))
     step()
     overall, groups = _per_group(con, margin)
     step()
