@@ -26,7 +26,15 @@ files are unchanged (bench/report_bench.py --ingest-rows 100000, back to back: r
 floats in exponent form on every other row: the same values, checked by json.loads). 2026-12-04, load
 average 3.6-4, back to back: `--rows 50000` clean 2.5 s = 50,809 decisions/s (ratio 0.196), all rows
 column-wise; `--messy` 19.6 s = 6,398 decisions/s (ratio 0.028), 6 of 50,000 rows column-wise: a line that
-is not what json.dumps would write goes row by row.
+is not what json.dumps would write goes row by row, and trying the templates on every block of such lines
+cost more than the per-row path itself (7.3 s on the same file). Since the templates first read a sample of
+each large block and a file whose first block they cannot read goes row by row from its start
+(record/ingest/bulk.py `_match`), at load average 2.6, back to back: clean 2.5 s = 49,412 decisions/s (ratio
+0.178); `--messy` 8.2 s = 15,369 decisions/s (ratio 0.079), 0 rows column-wise: 2.4x faster than before, and
+still 16x short of issue 30's 250,000 decisions/s, which needs the file parsed as columns whatever its
+spelling (DuckDB's read_json turned the 400,000-row messy file into its 1,001,236 decisions' fields in 3.2 s
+against json.loads' 4.8 s, same hour: the reading is fast enough; the stored JSON texts are what must be
+rebuilt exactly as json.dumps writes them).
 """
 from __future__ import annotations
 

@@ -249,6 +249,56 @@ def test_small_blocks_and_flushes_keep_rows_order_and_row_groups(tmp_path, monke
     assert ingest_both(tmp_path, path) > 150
 
 
+def _mess_up(path: Path, keep) -> int:
+    """Rewrite the lines whose 0-based number `keep` refuses as another writer would (keys in reverse
+    order, no spaces); returns the number of lines left as json.dumps wrote them."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    canonical = 0
+    for i, line in enumerate(lines):
+        try:
+            value = json.loads(line)
+        except ValueError:                                     # comments, blank lines
+            continue
+        if keep(i) or not isinstance(value, dict):
+            canonical += 1
+            continue
+        lines[i] = json.dumps(dict(reversed(list(value.items()))), ensure_ascii=False, separators=(",", ":"))
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return canonical
+
+
+def test_a_file_no_template_can_read_goes_row_by_row_from_its_first_line(tmp_path):
+    """A first block whose sample the templates cannot read sends the whole file to the per-row path
+    (trying every block costs more than that path): the same cells, no row read column-wise."""
+    path = write_random(tmp_path / "answers.jsonl", 1300, 11)
+    _mess_up(path, lambda i: False)
+    assert ingest_both(tmp_path, path) == 0
+
+
+def test_unreadable_blocks_mid_file_go_row_by_row_and_the_templates_come_back(tmp_path, monkeypatch):
+    """Blocks of ~200 lines, samples of 32; lines 1000-1599 are not canonical: the first such block and
+    the PROBE_EVERY - 1 after it go row by row untried, the next probes again and is read column-wise.
+    The same cells either way."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 150_000)
+    monkeypatch.setattr(ingest_bulk, "SAMPLE", 32)
+    path = write_random(tmp_path / "answers.jsonl", 3000, 12)
+    _mess_up(path, lambda i: not 1000 <= i < 1600)
+    blocks, block = [], ingest_bulk.BulkIngest._block
+
+    def spy(self, lines, first, matched):
+        found, split = matched
+        blocks.append((first, len(lines), sum(len(p) for _t, p, _c in found) + (split is not None and len(split.lines))))
+        return block(self, lines, first, matched)
+
+    monkeypatch.setattr(ingest_bulk.BulkIngest, "_block", spy)
+    assert ingest_both(tmp_path, path) > 0
+    assert all(n >= 4 * 32 for _f, n, _r in blocks[:-1])                 # every block is sampled
+    reads = [r for _f, _n, r in blocks]
+    messy = reads.index(0)                                              # the first block read row by row
+    assert 1000 <= blocks[messy][0] + blocks[messy][1] and blocks[messy][0] < 1600, blocks
+    assert not any(reads[messy:messy + 8]) and reads[messy + 8] > 0, blocks
+
+
 def test_canonical_lines_of_supported_shapes_are_all_read_through_templates(tmp_path):
     rng = random.Random(5)
     shapes = []

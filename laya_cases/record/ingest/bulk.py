@@ -7,8 +7,10 @@ labelled-rows digest), and the decision rows reach the staging area in the same 
 path would have flushed. Memory holds two blocks (BLOCK_BYTES; the next one is parsed on a thread)
 plus the batch being filled, and the run's case digests at 10 bytes each (record/ingest/ids.py).
 
-A file that is not valid UTF-8 or holds a carriage return is read by the per-row path from its start
-(`Fallback`), so its errors and line numbers are that path's.
+A file that is not valid UTF-8 or holds a carriage return, or whose first block the templates cannot
+read (lines not as json.dumps writes them: other spacing, key orders, float spellings; that path is
+faster than trying), is read by the per-row path from its start (`Fallback`), so its errors and line
+numbers are that path's.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from laya_cases.store.schema import DECISION_SCHEMA
 BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
 MAX_TEMPLATES = 64
 SAMPLE = 256                  # lines whose shapes pick the next template to learn
+PROBE_EVERY = 8               # after a block the templates barely read, the next blocks skip them, but this one
 
 
 class Fallback(Exception):
@@ -104,6 +107,8 @@ class BulkIngest:
         self.writer: Any = None
         self.writing: Any = None
         self.fast_rows = 0                   # rows read through a template (the rest: the per-row path)
+        self.skip = 0                        # blocks left that go row by row without trying the templates
+        self.matched_blocks = 0              # blocks the templates were tried on
 
     def run(self, progress: Optional[Callable[[int], None]] = None) -> None:
         """Block i+1 is read and parsed (a thread: DuckDB and Arrow let go of the GIL) while block i
@@ -142,7 +147,33 @@ class BulkIngest:
 
     def _match(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]:
         """(template, line positions, captures) for each whole-line template that read lines, and the
-        lines read case by case (record/ingest/cases.py)."""
+        lines read case by case (record/ingest/cases.py).
+
+        A file whose lines are not what json.dumps writes (other spacing, key orders, float spellings)
+        leaves nearly every line to the per-row path, and trying the templates on each block would cost
+        more than that path (and hold the GIL it needs). So the templates first read a sample of SAMPLE
+        lines of a large block: if they read less than 1/16 of it, a first block sends the whole file to
+        the per-row path (Fallback: faster than this one's merging), a later one goes row by row untried,
+        as do the next PROBE_EVERY - 1 blocks; the one after probes again."""
+        if self.skip:
+            self.skip -= 1
+            return [], None
+        if len(lines) >= 4 * SAMPLE and not self._readable(lines.take(pa.array(range(0, len(lines),
+                                                                                     len(lines) // SAMPLE)))):
+            if not self.matched_blocks:
+                raise Fallback("lines not as json.dumps writes them")     # the whole file: the per-row path
+            self.skip = PROBE_EVERY - 1
+            return [], None
+        self.matched_blocks += 1
+        return self._match_all(lines)
+
+    def _readable(self, sample: pa.Array) -> bool:
+        """Whether the templates (learning as they go) read at least 1/16 of a sample of the block."""
+        found, split = self._match_all(sample)
+        read = sum(len(pos) for _t, pos, _c in found) + (0 if split is None else len(split.lines))
+        return read * 16 >= len(sample)
+
+    def _match_all(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]:
         braced = mask(pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")))
         todo = np.flatnonzero(braced)
         found: List[Tuple[Template, np.ndarray, Any]] = []
