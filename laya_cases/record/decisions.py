@@ -18,8 +18,9 @@ from laya_cases.core.dataset import Row, slice_key
 from laya_cases.store.schema import DECISION_SCHEMA
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+#: json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str), without building an encoder
+#: per call (json.dumps does when given any option; a few JSON texts per case).
+_json = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=str).encode
 
 
 def _num(value: Any) -> Optional[float]:
@@ -53,11 +54,11 @@ def body_facts(raw_body: Any) -> tuple:
             None if body.get("type") is None else str(body.get("type")))
 
 
-def case_digest(row: Row, qid: str, body_json: Optional[str] = None) -> str:
+def case_digest(row: Row, qid: str, body_json: Optional[str] = None, state_json: Optional[str] = None) -> str:
     """blake2b-80 of `<state JSON> NUL <qid> NUL <question body JSON>` (before repeat numbering)."""
     if body_json is None:
         body_json = _json(row.questions.get(qid))
-    key = "%s\x00%s\x00%s" % (_json(row.state), qid, body_json)
+    key = "%s\x00%s\x00%s" % (_json(row.state) if state_json is None else state_json, qid, body_json)
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
@@ -69,6 +70,8 @@ class DecisionBuffer:
         self._seen: Dict[str, int] = {}
         self._slice_sets: Dict[tuple, int] = {}
         self._bodies: Dict[str, tuple] = {}      # body JSON -> its rendered facts (rows repeat questions)
+        self._state_of: Optional[Row] = None     # the last row whose state JSON is _state_text
+        self._state_text = ""
         self.n_cases = 0
         self.n_errors = 0
 
@@ -76,7 +79,13 @@ class DecisionBuffer:
         return len(self._cols["row_index"])
 
     def _case_id(self, row: Row, qid: str, body_json: Optional[str] = None) -> str:
-        return self._number(case_digest(row, qid, body_json))
+        return self._number(case_digest(row, qid, body_json, self._state_json(row)))
+
+    def _state_json(self, row: Row) -> str:
+        """The row's state as JSON, written once for all its cases (the row object is the key)."""
+        if self._state_of is not row:
+            self._state_of, self._state_text = row, _json(row.state)
+        return self._state_text
 
     def _number(self, digest: str) -> str:
         """The n-th case with this digest in the run is `<digest>#<n>` (the first is the bare digest)."""
