@@ -13,13 +13,8 @@ WITH entries AS (             -- each distinct (group, counts) numbered: a row's
     SELECT dim, key, n, hits_a, hits_b,
            CAST(row_number() OVER (ORDER BY dim, key, n, hits_a, hits_b) AS BIGINT) AS entry
     FROM (SELECT DISTINCT dim, key, n, hits_a, hits_b FROM diff_units)
-), profiles AS (
-    SELECT u.unit, list(e.entry ORDER BY e.entry) AS profile
-    FROM diff_units u JOIN entries e USING (dim, key, n, hits_a, hits_b)
-    GROUP BY u.unit
-), classes AS (
-    SELECT profile, CAST(row_number() OVER (ORDER BY profile) - 1 AS BIGINT) AS class
-    FROM (SELECT DISTINCT profile FROM profiles)
 )
-SELECT p.unit, c.class
-FROM profiles p JOIN classes c ON c.profile = p.profile
+SELECT unit, CAST(dense_rank() OVER (ORDER BY profile) - 1 AS BIGINT) AS class
+FROM (SELECT u.unit, list(e.entry ORDER BY e.entry) AS profile
+      FROM diff_units u JOIN entries e USING (dim, key, n, hits_a, hits_b)
+      GROUP BY u.unit)

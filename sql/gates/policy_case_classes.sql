@@ -14,13 +14,8 @@ WITH pairs AS (
 ), entries AS (               -- each distinct (rule, scores) numbered: a case's profile is a list of integers
     SELECT pos, score, base_score, CAST(row_number() OVER (ORDER BY pos, score, base_score) AS BIGINT) AS entry
     FROM (SELECT DISTINCT pos, score, base_score FROM pairs)
-), profiles AS (
-    SELECT p.case_no AS unit, list(e.entry ORDER BY e.entry) AS profile
-    FROM pairs p JOIN entries e USING (pos, score, base_score)
-    GROUP BY p.case_no
-), classes AS (
-    SELECT profile, CAST(row_number() OVER (ORDER BY profile) - 1 AS BIGINT) AS class
-    FROM (SELECT DISTINCT profile FROM profiles)
 )
-SELECT p.unit, c.class
-FROM profiles p JOIN classes c ON c.profile = p.profile
+SELECT case_no AS unit, CAST(dense_rank() OVER (ORDER BY profile) - 1 AS BIGINT) AS class
+FROM (SELECT p.case_no, list(e.entry ORDER BY e.entry) AS profile
+      FROM pairs p JOIN entries e USING (pos, score, base_score)
+      GROUP BY p.case_no)
