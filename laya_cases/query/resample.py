@@ -46,8 +46,8 @@ class IndexStream:
         out[:filled] = self._ahead[:filled]
         self._ahead = self._ahead[filled:]
         while filled < count:
-            need = count - filled
-            words = self._bits.random_raw(need + need // 2 + 64)     # uint64 already: shifted in place
+            need = count - filled                     # words in pieces: a few MB at a time, whatever count is
+            words = self._bits.random_raw(min(need + need // 2 + 64, 1 << 20))   # uint64: shifted in place
             words >>= self._shift
             accepted = words[words < np.uint64(self._n)].astype(np.int64)
             take = min(need, len(accepted))
@@ -82,7 +82,10 @@ def replicate_batches(seed: int, n: int, replicates: int, batch_draws: Optional[
         counts = np.bincount(draws, minlength=(last - first) * n)
         del draws
         drawn = np.flatnonzero(counts)
-        yield first, last, drawn // n + first, drawn % n, counts[drawn]
+        if last - first == 1:                         # a large n: no quotient or remainder arrays of n values
+            yield first, last, np.full(len(drawn), first, dtype=np.int64), drawn, counts[drawn]
+        else:
+            yield first, last, drawn // n + first, drawn % n, counts[drawn]
 
 
 class _Words:
