@@ -9,16 +9,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import List
 
 import pytest
 
 from helpers import ROOT
+from inprocess import run
 
-sys.path.insert(0, str(ROOT / "tests" / "golden"))
-import capture  # noqa: E402
 
 GATE = ["--baseline", "eval/baseline.json", "--tolerance", "choice_accuracy=0.02", "--tolerance", "ece=0.02",
         "--gate-policy", "eval/policy.json", "--min-accuracy", "0.8"]
@@ -32,9 +30,9 @@ min-accuracy = 0.8
 
 def lc(cwd: Path, *args: str, env=None) -> subprocess.CompletedProcess:
     """`laya-cases ARGS` in `cwd` without this environment's LAYA_CASES_* variables (plus `env`), run in this
-    process through the console entry point as the goldens are (tests/golden/capture.py)."""
+    process through the console entry point (tests/inprocess.py)."""
     unset = {k: None for k in os.environ if k.startswith("LAYA_CASES_")}
-    code, out, err = capture.cli(list(args), cwd, {**unset, **(env or {})})
+    code, out, err = run(list(args), cwd, {**unset, **(env or {})})
     return subprocess.CompletedProcess(list(args), code, out, err)
 
 
