@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import List
 
 import pytest
 
 from helpers import ROOT
+from inprocess import run
+
 
 GATE = ["--baseline", "eval/baseline.json", "--tolerance", "choice_accuracy=0.02", "--tolerance", "ece=0.02",
         "--gate-policy", "eval/policy.json", "--min-accuracy", "0.8"]
@@ -28,9 +29,11 @@ min-accuracy = 0.8
 
 
 def lc(cwd: Path, *args: str, env=None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("LAYA_CASES_")}
-    return subprocess.run([sys.executable, "-m", "laya_cases_cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**environ, **(env or {})})
+    """`laya-cases ARGS` in `cwd` without this environment's LAYA_CASES_* variables (plus `env`), run in this
+    process through the console entry point (tests/inprocess.py)."""
+    unset = {k: None for k in os.environ if k.startswith("LAYA_CASES_")}
+    code, out, err = run(list(args), cwd, {**unset, **(env or {})})
+    return subprocess.CompletedProcess(list(args), code, out, err)
 
 
 def stable(text: str) -> List[str]:
@@ -68,7 +71,7 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.slow   # CLI processes
+@pytest.mark.slow   # CLI runs
 def test_the_gate_from_pyproject_equals_the_gate_from_flags(project, tmp_path):
     flags = lc(project, "ingest", "answers.jsonl", "--dataset", "eval/support.jsonl", "-w", str(tmp_path / "a"), *GATE)
     assert flags.returncode == 1 and "FAIL: baseline comparison failed" in flags.stderr
@@ -93,7 +96,7 @@ def test_the_gate_from_pyproject_equals_the_gate_from_flags(project, tmp_path):
         (project / "pyproject.toml").unlink()
 
 
-@pytest.mark.slow   # CLI processes
+@pytest.mark.slow   # CLI runs
 def test_a_command_sub_table_wins_for_that_command_only(project, tmp_path):
     wh = str(tmp_path / "wh")
     assert lc(project, "ingest", "answers.jsonl", "--dataset", "eval/support.jsonl", "-w", wh, "--run-id", "r"

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import cli, write_jsonl
+from helpers import write_jsonl
+from inprocess import cli
 
 
 def _row(**over):

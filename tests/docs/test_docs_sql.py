@@ -18,7 +18,8 @@ from typing import Dict, List, Tuple
 import duckdb
 import pytest
 
-from helpers import ROOT, SPEC_FIXTURES, cli, fixture_rows, record_to_row, write_jsonl
+from helpers import ROOT, SPEC_FIXTURES, fixture_rows, record_to_row, write_jsonl
+from inprocess import cli
 
 DOCS = ROOT / "docs"
 REQUIRED = {"choice_accuracy", "noul_accuracy", "score_mae", "mean_confidence", "ece", "brier", "aurc",

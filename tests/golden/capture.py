@@ -10,14 +10,15 @@ writes (--json, --markdown) become `<name>.<ext>`.
 """
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from inprocess import run as cli  # noqa: E402  (tests/inprocess.py; this file also runs as a script)
+
 INPUTS = HERE / "inputs"
 
 FIXTURE_RUNS = ("edge1", "edge4", "ties")
@@ -55,26 +56,20 @@ def invocations():
     return out
 
 
-def cli(args, cwd, env):
-    return subprocess.run([sys.executable, "-m", "laya_cases_cli", *args], cwd=str(cwd), env=env,
-                          capture_output=True, text=True)
-
-
 def capture(dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="golden-"))
     try:
-        env = {**os.environ, "LAYA_CASES_WAREHOUSE": "wh", "COLUMNS": "100", "NO_COLOR": "1",
-               "TERM": "dumb"}
+        env = {"LAYA_CASES_WAREHOUSE": "wh", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
         shutil.copytree(INPUTS, work / "inputs")
         for run in FIXTURE_RUNS + ("support", "support_b"):
             dataset = ["--dataset", "inputs/support.jsonl"] if run.startswith("support") else []
-            proc = cli(["ingest", "inputs/%s.answers.jsonl" % run, "--run-id", run, *dataset], work, env)
-            assert proc.returncode == 0, proc.stderr
+            code, _, err = cli(["ingest", "inputs/%s.answers.jsonl" % run, "--run-id", run, *dataset], work, env)
+            assert code == 0, err
         for name, args, files in invocations():
-            proc = cli([a.replace(str(INPUTS), "inputs") for a in args], work, env)
-            (dest / ("%s.out" % name)).write_text("exit %d\n--- stdout\n%s--- stderr\n%s"
-                                                  % (proc.returncode, proc.stdout, proc.stderr), encoding="utf-8")
+            code, out, err = cli([a.replace(str(INPUTS), "inputs") for a in args], work, env)
+            (dest / ("%s.out" % name)).write_text("exit %d\n--- stdout\n%s--- stderr\n%s" % (code, out, err),
+                                                  encoding="utf-8")
             for f in files:
                 shutil.copyfile(work / f, dest / f)
     finally:

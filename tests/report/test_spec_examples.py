@@ -11,7 +11,8 @@ from fractions import Fraction
 
 import pytest
 
-from helpers import SPEC_FIXTURES, cli, fixture_rows, record_to_row
+from helpers import SPEC_FIXTURES, fixture_rows, record_to_row
+from inprocess import cli
 from laya_cases.core.errors import UsageError
 from laya_cases.core import dataset as D
 from laya_cases.core import identity as I
@@ -402,7 +403,7 @@ def test_s3_7_score_within_keys_use_percent_g(store):
             R.check_tolerance(bad)
 
 
-@pytest.mark.slow   # CLI processes
+@pytest.mark.slow   # CLI runs
 def test_s3_7_cli_rejects_bad_tolerance_and_warns_on_missing_value(tmp_path):
     """S3.7: tolerance must be finite and >= 0 (exit 2); a valueless one warns on stderr."""
     store = Store(tmp_path)
@@ -504,7 +505,7 @@ def test_s1_4_validate_failures_match_the_reference(tmp_path, check, content):
     assert markers[check] in ref
 
 
-@pytest.mark.slow   # CLI processes
+@pytest.mark.slow   # CLI runs
 def test_s1_4_line_numbers_and_sorted_unknown_qids(tmp_path):
     """S1.1: physical line numbers with skipped lines counted, lone CR a break; S1.4 #7 sorted."""
     p = _write(tmp_path, "a.jsonl", GOOD + "\r" + GOOD + "\r\n" + GOOD + "\n{oops\n")
@@ -515,7 +516,7 @@ def test_s1_4_line_numbers_and_sorted_unknown_qids(tmp_path):
     assert cli("validate", p).stderr.startswith("laya-cases: %s:1 is not valid JSON: " % p)
 
 
-@pytest.mark.slow   # CLI processes
+@pytest.mark.slow   # CLI runs
 def test_s1_4_missing_and_directory_paths(tmp_path):
     """S1.4 #1: a missing file and a directory are `cannot be read` (exit 2)."""
     for path in (str(tmp_path / "nope.jsonl"), str(tmp_path)):
@@ -531,7 +532,7 @@ def test_s1_4_unreadable_file(tmp_path):
     assert proc.returncode == 2 and "cannot be read" in proc.stderr
 
 
-@pytest.mark.slow   # CLI processes
+@pytest.mark.slow   # CLI runs
 def test_s1_6_validate_success_lines(tmp_path):
     """S1.6 / S1.1 / S1.5: summary line; comments (indented too), blanks, NaN tokens, odd rows."""
     content = ("  # indented comment\n\n"

@@ -20,6 +20,7 @@ from typing import Dict, List
 import pyarrow.parquet as pq
 import pytest
 
+import inprocess
 from helpers import ROOT, cli, snapshot_tree, wait_for
 from laya_cases.store.locks import lock, unlock
 
@@ -266,11 +267,11 @@ def test_two_concurrent_ingests_with_one_run_id_exactly_one_wins(tmp_path):
 @pytest.fixture(scope="module")
 def readonly_store(tmp_path_factory) -> Path:
     wh = tmp_path_factory.mktemp("ro") / "wh"
-    cli("ingest", str(SUPPORT_ANSWERS), "-w", str(wh), "--run-id", "base", check=True)
+    inprocess.cli("ingest", str(SUPPORT_ANSWERS), "-w", str(wh), "--run-id", "base", check=True)
     return wh
 
 
-@pytest.mark.slow   # 7 CLI runs
+@pytest.mark.slow   # 14 CLI runs (in this process: they check the refusal, not the process)
 @pytest.mark.parametrize("bad_id", ["../x", "a/b", "", ".hidden", "a" * 129, "a..b", "-x"],
                          ids=["dotdot", "slash", "empty", "leading-dot", "too-long", "inner-dotdot", "dash"])
 def test_invalid_run_id_is_refused_and_nothing_is_written(tmp_path, readonly_store, bad_id):
@@ -279,7 +280,7 @@ def test_invalid_run_id_is_refused_and_nothing_is_written(tmp_path, readonly_sto
     fresh = tmp_path / "fresh"
     before = snapshot_tree(readonly_store)
     for wh in (fresh, readonly_store):
-        proc = cli("ingest", str(SUPPORT_ANSWERS), "-w", str(wh), "--run-id=" + bad_id)
+        proc = inprocess.cli("ingest", str(SUPPORT_ANSWERS), "-w", str(wh), "--run-id=" + bad_id)
         assert proc.returncode == 2, proc.stderr
         assert proc.stdout == ""
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("laya-cases: invalid run id ")
@@ -294,5 +295,6 @@ def test_longest_valid_run_id_is_accepted(tmp_path):
     rid = "a" * 64 + "._-" + "b" * 61
     assert len(rid) == 128
     wh = tmp_path / "wh"
-    assert cli("ingest", str(SUPPORT_ANSWERS), "-w", str(wh), "--run-id", rid, check=True).stdout.strip() == rid
+    proc = inprocess.cli("ingest", str(SUPPORT_ANSWERS), "-w", str(wh), "--run-id", rid, check=True)
+    assert proc.stdout.strip() == rid
     assert [r["run_id"] for r in runs_json(wh)] == [rid]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli
+from inprocess import cli
 from test_html_report import make_store
 from laya_cases.query.sql import connect
 

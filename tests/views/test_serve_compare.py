@@ -17,7 +17,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from helpers import ROOT, cli, snapshot_tree
+from helpers import ROOT, snapshot_tree
+from inprocess import cli
 from test_html_report import make_store
 
 pytest.importorskip("starlette", reason="laya-cases serve needs: pip install -e '.[serve]' from the clone")
