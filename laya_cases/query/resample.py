@@ -112,15 +112,15 @@ class _Words:
                 except queue.Full:
                     continue
 
-    def take(self, count: int) -> np.ndarray:
-        pieces, got = [], 0
+    def take(self, count: int) -> Iterator[np.ndarray]:
+        """The next `count` words, as views of the chunks they lie in (not copied into one array)."""
+        got = 0
         while got < count:
             if not len(self._rest):
                 self._rest = self._chunks.get()
             piece, self._rest = self._rest[:count - got], self._rest[count - got:]
-            pieces.append(piece)
             got += len(piece)
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            yield piece
 
     def close(self) -> None:
         self._stop.set()
@@ -163,9 +163,10 @@ def class_counts(seed: int, n: int, replicates: int, classes: np.ndarray,
             for r in range(last - first):
                 need = n
                 while need:
-                    drawn = np.bincount(table[words.take(need) >> (32 - k)], minlength=n_classes + 1)
-                    counts[r] += drawn
-                    need = int(drawn[n_classes])
+                    for piece in words.take(need):
+                        counts[r] += np.bincount(table[piece >> (32 - k)], minlength=n_classes + 1)
+                    need = int(counts[r, n_classes])
+                    counts[r, n_classes] = 0
             yield first, last, counts[:, :n_classes]
     finally:
         words.close()
