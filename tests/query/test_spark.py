@@ -245,6 +245,22 @@ def test_t6_2_policy_thresholds_and_baseline_gate_the_same_on_spark(tmp_path):
     assert len(fails) == 9 and json.loads(files["r.json"])["extensions"]["gate"]["policy"]
 
 
+def test_a_policy_s_insufficient_evidence_intervals_are_the_same_on_spark(tmp_path):
+    """on_insufficient rules: the paired bootstrap counted per class of cases (sql/gates/policy_case_classes.sql,
+    query/paired_bootstrap.py) gives Spark DuckDB's intervals, FAIL lines and exit code."""
+    from policy_data import documents, policy
+
+    candidate, baseline, _, _ = documents(7, 8)
+    rules = policy(8, on_insufficient="fail")
+    for rule in rules["rules"]:
+        rule["max_drop"] = 0.1
+    for name, doc in (("c", candidate), ("b", baseline), ("p", rules)):
+        (tmp_path / ("%s.json" % name)).write_text(json.dumps(doc))
+    _, err, _ = same_cli(tmp_path / "out", "compare", tmp_path / "c.json", "--baseline", tmp_path / "b.json",
+                         "--gate-policy", tmp_path / "p.json", "-w", tmp_path / "wh", code=1)
+    assert "insufficient evidence: the 95% interval [-0.8571, +0.2000]" in err
+
+
 @pytest.mark.parametrize("base_value, value, tol, verdict", [
     (0.80, 0.79, 0.01, 1), (0.51, 0.50, 0.01, 1), (0.55, 0.50, 0.05, 1), (0.45, 0.50, 0.05, 0),
     (0.7, 0.6666666666666666, 0.05, 0)])
