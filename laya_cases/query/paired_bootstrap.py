@@ -54,7 +54,7 @@ def replicate_values(con, seed: int, n: int, bootstrap: int, classes_table: str,
         con.unregister("boot_class_counts")
 
     batch: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    rows, ran = 0, False
+    rows = 0
     for first, last, counts in class_counts(seed, n, bootstrap, classes, n_classes):
         if progress is not None:
             progress(last)
@@ -63,9 +63,8 @@ def replicate_values(con, seed: int, n: int, bootstrap: int, classes_table: str,
         rows += len(cls)
         if rows >= BATCH_ROWS:
             run(batch)
-            batch, rows, ran = [], 0, True
-    if batch or not ran:                      # no replicate at all: the file's (empty) answer all the same
-        run(batch)
+            batch, rows = [], 0
+    run(batch)                                # the rest (none at all: the file's empty answer)
     return pa.table({"dim": pa.array(columns["dim"], pa.string()), "key": pa.array(columns["key"], pa.string()),
                      "metric": pa.array(columns["metric"], pa.string()),
                      "value": pa.array(columns["value"], pa.float64())})

@@ -91,9 +91,8 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     step = _stepper(phase, steps)
     step()
     con = engines.connect(wh, sorted({run_a, run_b}), engine, master)
-    catalogue.materialize_all(con, catalogue.build_order(["diff_slices", "diff_class_units", "adjusted_p"],
-                                                                     ("compare",)),
-                              {"run_a": run_a, "run_b": run_b, "dim": by})
+    order = catalogue.build_order(["diff_slices", "diff_class_units", "adjusted_p"], ("compare",))
+    catalogue.materialize_all(con, order, {"run_a": run_a, "run_b": run_b, "dim": by})
     summary = sqlfiles.rows(sqlfiles.query(con, "compare/diff_summary.sql"))[0]
     n = summary["paired_rows"]
     step()

@@ -36,7 +36,7 @@ from laya_cases.store.schema import DECISION_SCHEMA
 BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
 MAX_TEMPLATES = 64
 SAMPLE = 256                  # lines whose shapes pick the next template to learn
-PROBE_EVERY = 8               # after a block the templates barely read, the next blocks skip them, but this one
+PROBE_EVERY = 8               # a block the templates barely read: the next 7 go row by row untried (_match)
 
 
 class Fallback(Exception):
