@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import struct
 from pathlib import Path
 from typing import Any, List
@@ -267,17 +268,21 @@ def _mess_up(path: Path, keep) -> int:
     return canonical
 
 
-def test_a_file_no_template_can_read_goes_row_by_row_from_its_first_line(tmp_path):
-    """A first block whose sample the templates cannot read sends the whole file to the per-row path
-    (trying every block costs more than that path): the same cells, no row read column-wise."""
+def test_a_file_no_column_wise_reader_can_read_goes_row_by_row_from_its_first_line(tmp_path):
+    """A first block that neither the templates nor the loose reader read (here every line repeats a key,
+    which json.loads resolves by keeping the last value) sends the whole file to the per-row path: the
+    same cells, no row read column-wise."""
     path = write_random(tmp_path / "answers.jsonl", 1300, 11)
     _mess_up(path, lambda i: False)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    path.write_text("\n".join('{"state": 0, ' + line[1:] if line.startswith("{") else line for line in lines),
+                    encoding="utf-8")
     assert ingest_both(tmp_path, path) == 0
 
 
 def test_unreadable_blocks_mid_file_go_row_by_row_and_the_templates_come_back(tmp_path, monkeypatch):
     """Blocks of ~200 lines, samples of 32; lines 1000-1599 are not canonical: the first such block and
-    the PROBE_EVERY - 1 after it go row by row untried, the next probes again and is read column-wise.
+    the PROBE_EVERY - 1 after it go to the loose reader untried, the next probes the templates again.
     The same cells either way."""
     monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 150_000)
     monkeypatch.setattr(ingest_bulk, "SAMPLE", 32)
@@ -286,17 +291,19 @@ def test_unreadable_blocks_mid_file_go_row_by_row_and_the_templates_come_back(tm
     blocks, block = [], ingest_bulk.BulkIngest._block
 
     def spy(self, lines, first, matched):
-        found, split = matched
-        blocks.append((first, len(lines), sum(len(p) for _t, p, _c in found) + (split is not None and len(split.lines))))
+        found, split, loose = matched
+        blocks.append((first, len(lines), sum(len(p) for _t, p, _c in found) + (split is not None and len(split.lines)),
+                       0 if loose is None else len(loose.lines)))
         return block(self, lines, first, matched)
 
     monkeypatch.setattr(ingest_bulk.BulkIngest, "_block", spy)
-    assert ingest_both(tmp_path, path) > 0
-    assert all(n >= 4 * 32 for _f, n, _r in blocks[:-1])                 # every block is sampled
-    reads = [r for _f, _n, r in blocks]
-    messy = reads.index(0)                                              # the first block read row by row
+    assert ingest_both(tmp_path, path) > 1500
+    assert all(n >= 4 * 32 for _f, n, _r, _l in blocks[:-1])              # every block is sampled
+    reads = [r for _f, _n, r, _l in blocks]
+    messy = reads.index(0)                                              # the first block the templates skip
     assert 1000 <= blocks[messy][0] + blocks[messy][1] and blocks[messy][0] < 1600, blocks
     assert not any(reads[messy:messy + 8]) and reads[messy + 8] > 0, blocks
+    assert all(b[3] for b in blocks[messy:messy + 8]), blocks           # ... and the loose reader reads
 
 
 def test_canonical_lines_of_supported_shapes_are_all_read_through_templates(tmp_path):
@@ -334,9 +341,12 @@ BAD = [
 ]
 
 
+@pytest.mark.parametrize("messy", [False, True], ids=["canonical", "messy"])
 @pytest.mark.parametrize("bad", ["noul", "score", "latency", "missing", "json", "tags", "utf8", "cr", "no-answers",
-                                 "answers-list", "int64-min"])
-def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad):
+                                 "answers-list", "int64-min", "trailing-comma"])
+def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad, messy):
+    """The same one error from both paths; `messy`: every line spelled as another writer would, so the
+    loose reader reads the good ones and leaves the bad one to the per-row path."""
     rng = random.Random(11)
     good = [json.dumps(_row(rng, i), ensure_ascii=False) for i in range(60)]
     good = [g for g in good if "NaN" not in g and "Infinity" not in g and '"noul": "' not in g]
@@ -359,6 +369,10 @@ def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad):
     elif bad == "int64-min":                  # a template int leaf holding -2**63 (then a bad latency)
         row["expected"]["urgency"], row["latency_ms"] = -2 ** 63, -2
     line = json.dumps(row, ensure_ascii=False) if bad != "json" else '{"state": "s", "questions": '
+    if messy:
+        good, line = [messy_line(rng, g) for g in good], line if bad == "json" else messy_line(rng, line)
+    if bad == "trailing-comma":                    # DuckDB reads it, json.loads does not
+        line = line[:-1] + ",}"
     data = ("\n".join(good[:40] + [line] + good[40:]) + "\n").encode("utf-8")
     if bad == "utf8":
         data = data.replace(b'"s"', b'"\xff"', 1)
@@ -587,3 +601,97 @@ def test_varied_awkward_rows_store_the_same_cells(tmp_path, monkeypatch, seed):
     path = write_varied(tmp_path / "answers.jsonl", 900, seed, clean=False)
     fast = ingest_both(tmp_path, path)
     assert fast > 150, "the column-wise path read only %d rows" % fast
+
+
+# --- any spelling: the loose reader (record/ingest/loose.py, sql/ingest/answers_loose.sql) --------------
+_NUMBER = re.compile(r"(?<=[\[:,\s])(-?\d+\.\d+(?:e[-+]?\d+)?)")
+_SPACINGS = [(", ", ": "), (",", ":"), (" ,  ", " :\t"), (",\n", ":")[:1] + (": ",)]
+
+
+def _shuffled(rng: random.Random, value: Any) -> Any:
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        return {k: _shuffled(rng, v) for k, v in items}
+    if isinstance(value, list):
+        return [_shuffled(rng, v) for v in value]
+    return value
+
+
+def messy_line(rng: random.Random, line: str) -> str:
+    """The line's row as another writer would put it: every object's keys in a random order, other
+    separators, ASCII escapes on some lines, floats in exponent form ('%.16e') on others."""
+    spacing = rng.choice(_SPACINGS)
+    text = json.dumps(_shuffled(rng, json.loads(line)), ensure_ascii=rng.random() < 0.3,
+                      separators=(spacing[0].replace("\n", " "), spacing[1]))
+    return _NUMBER.sub(lambda m: "%.16e" % float(m.group(1)), text) if rng.random() < 0.5 else text
+
+
+def mess(path: Path, seed: int) -> int:
+    """Rewrite every JSON line of the file with messy_line; returns how many there are."""
+    rng, n = random.Random(seed), 0
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for i, line in enumerate(lines):
+        try:
+            json.loads(line)
+        except ValueError:                                     # comments, blank lines
+            continue
+        lines[i], n = messy_line(rng, line), n + 1
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return n
+
+
+def test_a_file_of_another_writer_is_read_column_wise_line_for_line(tmp_path, monkeypatch):
+    """Keys in random orders at every depth, other spacing, escapes and exponent floats: no template
+    reads a line, the loose reader reads every one, over several blocks; the same cells."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 60000)
+    path = write_varied(tmp_path / "answers.jsonl", 600, 34, clean=True)
+    n = mess(path, 34)
+    assert ingest_both(tmp_path, path) == n == 600
+
+
+@pytest.mark.parametrize("write", ["random", "tricky", "varied"])
+def test_any_spelling_of_awkward_rows_stores_the_same_cells(tmp_path, monkeypatch, write):
+    """The awkward generators' rows (NaN and Infinity tokens, doubles from random bits, huge ints, booleans
+    where numbers go, nested labels, object states, escapes, odd types), spelled messily: the loose reader
+    reads most lines, the per-row path the rest, and every stored cell is the per-row path's."""
+    monkeypatch.setattr(ingest_bulk, "BLOCK_BYTES", 40000)
+    path = tmp_path / "answers.jsonl"
+    {"random": lambda: write_random(path, 900, 41), "tricky": lambda: write_tricky(path, 600, 42),
+     "varied": lambda: write_varied(path, 600, 43, clean=False)}[write]()
+    n = mess(path, 44)
+    fast = ingest_both(tmp_path, path)
+    assert fast > n // 3, "the loose reader read only %d of %d rows" % (fast, n)
+
+
+def test_duckdb_writes_json_texts_as_python_where_the_reader_trusts_them():
+    """The loose reader's premise, on 20,000 doubles of every magnitude (and from random bits): where
+    lc_json_plain holds, DuckDB's minified text is json.dumps's compact text, and lc_json_token and
+    lc_json_str are json.dumps and str() of the value."""
+    import duckdb
+
+    from laya_cases.record.ingest.loose import LooseReader, writes_python_text
+
+    con = duckdb.connect()
+    reader = LooseReader(con)
+    assert reader.usable and writes_python_text(con)
+    rng = random.Random(3)
+    values = [rng.random() * 10 ** rng.uniform(-9, 22) * rng.choice([1, -1]) for _ in range(10000)]
+    values += [v for v in (struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(10000))
+               if math.isfinite(v)]
+    values += [0, -7, 10 ** 14, 2 ** 63, -2 ** 63 - 1, 10 ** 30, "é\u2603", "a,b:c", "q\"", "\x7f", True, None]
+    texts = [json.dumps([v]) if rng.random() < 0.5 else "[%s]" % ("%.16e" % v if isinstance(v, float) else json.dumps(v))
+             for v in values]
+    rows = con.execute("SELECT CAST(json(t) AS VARCHAR), lc_json_plain(json(t)), lc_json_token(json(t) -> '$[0]'), "
+                       "lc_json_str(json(t) -> '$[0]') FROM (SELECT unnest(?) AS t)", [texts]).fetchall()
+    plain = 0
+    for (text, is_plain, token, as_str), t in zip(rows, texts):
+        value = json.loads(t)
+        if is_plain:
+            plain += 1
+            assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False), t
+        if token is not None:
+            assert token == json.dumps(value[0], ensure_ascii=False), t
+        if as_str is not None:
+            assert as_str == str(value[0]) and not isinstance(value[0], bool), t
+    assert plain > 5000

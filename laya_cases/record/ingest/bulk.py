@@ -1,21 +1,22 @@
 """Column-wise `ingest`: an answers file read in blocks, canonical lines through learned templates
-(record/ingest/template.py, record/ingest/columns.py), every other line through the per-row path (record/ingest/answers.py).
+(record/ingest/template.py, record/ingest/columns.py, record/ingest/cases.py), lines of any other spelling
+through the loose reader (record/ingest/loose.py), what neither reads through the per-row path
+(record/ingest/answers.py).
 
-Both paths feed one ordered stream: per block, the template rows and the per-row rows are merged in
-line order before the order-dependent facts are assigned (case-id repeat numbers, slice-set ids, the
-labelled-rows digest), and the decision rows reach the staging area in the same batches the per-row
-path would have flushed. Memory holds two blocks (BLOCK_BYTES; the next one is parsed on a thread)
-plus the batch being filled, and the run's case digests at 10 bytes each (record/ingest/ids.py).
+All paths feed one ordered stream: per block, their rows are merged in line order before the
+order-dependent facts are assigned (case-id repeat numbers, slice-set ids, the labelled-rows digest), and
+the decision rows reach the staging area in the same batches the per-row path would have flushed. Memory
+holds two blocks (BLOCK_BYTES; the next one is parsed on a thread) plus the batch being filled, and the
+run's case digests at 10 bytes each (record/ingest/ids.py).
 
-A file that is not valid UTF-8 or holds a carriage return, or whose first block the templates cannot
-read (lines not as json.dumps writes them: other spacing, key orders, float spellings; that path is
-faster than trying), is read by the per-row path from its start (`Fallback`), so its errors and line
-numbers are that path's.
+A file that is not valid UTF-8 or holds a carriage return, or whose first block no column-wise reader
+reads, is read by the per-row path from its start (`Fallback`), so its errors and line numbers are that
+path's.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -25,9 +26,11 @@ from laya_cases.core.errors import UsageError
 from laya_cases.core import jsontext
 from laya_cases.core.dataset import Row, check_row
 from laya_cases.record.decisions import DecisionBuffer
+from laya_cases.record.ingest.blocks import Fallback, read_blocks
 from laya_cases.record.ingest.cases import CaseReader, Split
 from laya_cases.record.ingest.columns import build, case_ids, learn
 from laya_cases.record.ingest.ids import CaseNumbers, from_hex
+from laya_cases.record.ingest.loose import Loose, LooseReader
 from laya_cases.record.ingest.slicesets import slice_sets
 from laya_cases.record.ingest.template import Captures, Template, Unsupported, mask, shape, writes_repr
 from laya_cases.record.recorder import FLUSH_EVERY, RunRecorder
@@ -36,11 +39,7 @@ from laya_cases.store.schema import DECISION_SCHEMA
 BLOCK_BYTES = 8 << 20         # a block's working set is ~50x this; the file itself is never held
 MAX_TEMPLATES = 64
 SAMPLE = 256                  # lines whose shapes pick the next template to learn
-PROBE_EVERY = 8               # a block the templates barely read: the next 7 go row by row untried (_match)
-
-
-class Fallback(Exception):
-    """The file is read by the per-row path from its first line."""
+PROBE_EVERY = 8               # a block the templates barely read: the next 7 go to the loose reader untried
 
 
 class RawBuffer(DecisionBuffer):
@@ -53,39 +52,8 @@ class RawBuffer(DecisionBuffer):
         return None
 
 
-def _blocks(path: str) -> Iterator[pa.Array]:
-    """The file's physical lines, a block at a time, as Arrow strings (without their newline)."""
-    try:
-        with open(path, "rb") as handle:
-            rest = b""
-            while True:
-                data = bytearray(len(rest) + BLOCK_BYTES + 1)       # read in place: the block is not copied
-                data[:len(rest)] = rest
-                got = handle.readinto(memoryview(data)[len(rest):len(rest) + BLOCK_BYTES])
-                size = len(rest) + got
-                cut = data.rfind(b"\n", 0, size) + 1 if got else size
-                rest = bytes(data[cut:size])
-                if cut:
-                    if not got and data[cut - 1] != 10:          # the last line has no newline
-                        data[cut], cut = 10, cut + 1
-                    yield _lines(data, cut)
-                if not got:
-                    return
-    except OSError as exc:
-        raise UsageError("%s cannot be read: %s" % (path, exc)) from None
-
-
-def _lines(data: bytearray, cut: int) -> pa.Array:
-    """The lines of data[:cut], which ends with a newline, as Arrow strings (universal newlines: see Fallback)."""
-    if data.find(b"\r", 0, cut) >= 0:
-        raise Fallback("carriage return")
-    whole = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, cut], np.int64)), pa.py_buffer(data))
-    try:
-        whole.validate(full=True)
-    except pa.ArrowInvalid:
-        raise Fallback("not UTF-8") from None
-    lines = pc.split_pattern(whole, "\n").flatten()
-    return lines.slice(0, len(lines) - 1).cast(pa.string())
+def _braced(lines: pa.Array) -> np.ndarray:
+    return mask(pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")))
 
 
 class BulkIngest:
@@ -103,19 +71,20 @@ class BulkIngest:
         self.index = 0
         self.con: Any = None
         self.cases: Any = None               # the case templates (a CaseReader once DuckDB is connected)
+        self.loose: Any = None               # any other spelling (a LooseReader once DuckDB is connected)
         self.float_text = False
         self.writer: Any = None
         self.writing: Any = None
         self.fast_rows = 0                   # rows read through a template (the rest: the per-row path)
         self.skip = 0                        # blocks left that go row by row without trying the templates
-        self.matched_blocks = 0              # blocks the templates were tried on
+        self.matched_blocks = 0              # blocks matched so far (by any reader)
 
     def run(self, progress: Optional[Callable[[int], None]] = None) -> None:
         """Block i+1 is read and parsed (a thread: DuckDB and Arrow let go of the GIL) while block i
         becomes decision rows and block i-1 is written to Parquet (another thread)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        line_no, blocks, reader = 0, _blocks(self.path), ThreadPoolExecutor(1)
+        line_no, blocks, reader = 0, read_blocks(self.path, BLOCK_BYTES), ThreadPoolExecutor(1)
 
         def read() -> Optional[tuple]:
             lines = next(blocks, None)
@@ -145,37 +114,44 @@ class BulkIngest:
             self.writing.result()
             self.writer.shutdown()
 
-    def _match(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]:
-        """(template, line positions, captures) for each whole-line template that read lines, and the
-        lines read case by case (record/ingest/cases.py).
+    def _match(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split], Optional[Loose]]:
+        """(template, line positions, captures) for each whole-line template that read lines, the lines
+        read case by case (record/ingest/cases.py), and the lines read by the loose reader
+        (record/ingest/loose.py): every line a template did not read.
 
         A file whose lines are not what json.dumps writes (other spacing, key orders, float spellings)
-        leaves nearly every line to the per-row path, and trying the templates on each block would cost
-        more than that path (and hold the GIL it needs). So the templates first read a sample of SAMPLE
-        lines of a large block: if they read less than 1/16 of it, a first block sends the whole file to
-        the per-row path (Fallback: faster than this one's merging), a later one goes row by row untried,
-        as do the next PROBE_EVERY - 1 blocks; the one after probes again."""
+        leaves nearly every line to the loose reader, and trying the templates on each block would cost
+        more than that reader. So the templates first read a sample of SAMPLE lines of a large block: if
+        they read less than 1/16 of it, the loose reader reads the block, as it does the next
+        PROBE_EVERY - 1 blocks; the one after probes again. A first block that neither reads sends the
+        whole file to the per-row path (Fallback: faster than this one's merging)."""
+        self._connect()
         if self.skip:
             self.skip -= 1
-            return [], None
+            return [], None, self._loose(lines, np.flatnonzero(_braced(lines)))
         if len(lines) >= 4 * SAMPLE and not self._readable(lines.take(pa.array(range(0, len(lines),
                                                                                      len(lines) // SAMPLE)))):
-            if not self.matched_blocks:
-                raise Fallback("lines not as json.dumps writes them")     # the whole file: the per-row path
             self.skip = PROBE_EVERY - 1
-            return [], None
+            loose = self._loose(lines, np.flatnonzero(_braced(lines)))
+            if not self.matched_blocks and (loose is None or len(loose.lines) * 16 < len(lines)):
+                raise Fallback("lines the column-wise readers do not read")     # the whole file: the per-row path
+            self.matched_blocks += 1
+            return [], None, loose
         self.matched_blocks += 1
-        return self._match_all(lines)
+        found, split, todo = self._match_all(lines)
+        return found, split, self._loose(lines, todo)
+
+    def _loose(self, lines: pa.Array, todo: np.ndarray) -> Optional[Loose]:
+        return self.loose.read(lines, todo)[0] if len(todo) else None
 
     def _readable(self, sample: pa.Array) -> bool:
         """Whether the templates (learning as they go) read at least 1/16 of a sample of the block."""
-        found, split = self._match_all(sample)
+        found, split, _todo = self._match_all(sample)
         read = sum(len(pos) for _t, pos, _c in found) + (0 if split is None else len(split.lines))
         return read * 16 >= len(sample)
 
-    def _match_all(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]:
-        braced = mask(pc.and_(pc.starts_with(lines, "{"), pc.ends_with(lines, "}")))
-        todo = np.flatnonzero(braced)
+    def _match_all(self, lines: pa.Array) -> Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split], np.ndarray]:
+        todo = np.flatnonzero(_braced(lines))
         found: List[Tuple[Template, np.ndarray, Any]] = []
         for template in list(self.templates):
             if len(todo):
@@ -193,9 +169,8 @@ class BulkIngest:
                     self.templates.remove(template)
         split = None
         if len(todo):
-            self._connect()
             split, todo = self.cases.read(lines, todo)
-        return found, split
+        return found, split, todo
 
     def _read(self, template: Template, lines: pa.Array, todo: np.ndarray, found: list) -> np.ndarray:
         """Read the lines at `todo` the template matches (appended to `found`); the positions left."""
@@ -237,6 +212,7 @@ class BulkIngest:
             self.con = duckdb.connect()
             self.float_text = writes_repr(self.con)    # else Arrow writes the float text (Captures)
             self.cases = CaseReader(self.con, self._duck, self.float_text)
+            self.loose = LooseReader(self.con)
 
     def _learn(self, lines: pa.Array, todo: np.ndarray) -> Optional[Template]:
         """A template for the commonest shape among a sample of the lines left (None: no shape repeats)."""
@@ -267,14 +243,17 @@ class BulkIngest:
             return template
         return None
 
-    def _block(self, lines: pa.Array, first: int, matched: Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split]]) -> None:
-        n, (found, split) = len(lines), matched
+    def _block(self, lines: pa.Array, first: int, matched: Tuple[List[Tuple[Template, np.ndarray, Any]], Optional[Split],
+                                                                 Optional[Loose]]) -> None:
+        n, (found, split, loose) = len(lines), matched
         fast, counts = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
         for template, pos, _ in found:
             fast[pos] = True
             counts[pos] = len(template.root.children["expected"].children)
         if split is not None:
             fast[split.lines], counts[split.lines] = True, split.counts
+        if loose is not None:
+            fast[loose.lines], counts[loose.lines] = True, loose.counts
         kept = fast.copy()
         stripped: Dict[int, str] = {}
         for pos in np.flatnonzero(~fast).tolist():
@@ -298,6 +277,12 @@ class BulkIngest:
             where.append(split.lines)
             for key, questions in split.questions.items():
                 self.rec._question_sets.setdefault(key, questions)  # noqa: SLF001
+        if loose is not None:
+            tables.append(loose.table(first, row_index))
+            compact.append(loose.compact)
+            where.append(loose.lines)
+            for key, questions in loose.questions.items():
+                self.rec._question_sets.setdefault(key, questions)  # noqa: SLF001
         if where:                            # the fast rows' digest lines, in line order
             order = np.argsort(np.concatenate(where), kind="stable")
             compact = pa.concat_arrays(compact).take(pa.array(order))
@@ -307,7 +292,7 @@ class BulkIngest:
         tables.append(pa.Table.from_batches([self.raw.take()]))
         self.index += int(kept.sum())
         merged = pa.concat_tables(tables)
-        if len(tables) != 2 or split is not None or tables[-1].num_rows:   # one template alone is in line order
+        if len(tables) != 2 or split is not None or tables[-1].num_rows:   # one reader alone is in line order
             merged = merged.take(pc.sort_indices(merged, [("line_no", "ascending"), ("qid_pos", "ascending")]))
         self._queue(self._ordered(merged), counts[kept])
 
