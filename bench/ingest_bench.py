@@ -169,7 +169,7 @@ def main() -> None:
         print("json.loads baseline  %.1f s  %.0f rows/s" % (base, args.rows / base))
         print("ingest               %.1f s  %.0f rows/s  %.0f decisions/s  (json.loads/ingest %.3f)"
               % (took, args.rows / took, decisions / took, base / took))
-        print("rows read column-wise (templates) %d of %d" % (fast, args.rows))
+        print("rows read column-wise (templates or the loose reader) %d of %d" % (fast, args.rows))
         print("peak RSS %.0f MB" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

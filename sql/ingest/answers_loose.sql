@@ -1,15 +1,17 @@
 -- query: answers_loose -- a block of answers lines, whatever their spelling, as decision rows
 -- spec: S1.1, S1.4 (the row checks), S2.4 (answer shape), S2.6 (temperature bucket), S2.7 (confidence),
 --       S2.8 (gate confidence), S2.9 (correctness), S3.6 (score error), S4.1 (group keys)
--- grain: one row per (line, expected question), in line order and the row's `expected` order
+-- grain: one row per (line, expected question), in line order and the row's `expected` order (DuckDB keeps
+--        its input's order: record/ingest/loose.py checks it)
 -- input: lines(pos, line): braced lines of one block of an answers file (record/ingest/bulk.py);
---        the Python functions lc_body_facts (a question body's canonical text and rendered facts, from
---        record/decisions.py body_facts), lc_json_texts (json.dumps and compact text of a JSON text) and
+--        the Python functions lc_body_facts (a question body's number in the block and its options; its
+--        text and facts, record/decisions.py body_facts, stay in Python), lc_json_texts (json.dumps and
+--        compact text of a JSON text) and
 --        lc_questions_compact (the compact text of a `questions` object); macros sql/ingest/json_values.sql
 -- params: none
--- output: pos, qid_pos, qid, case_ok (false: the line goes through the per-row path), state_text (the
---         case digest's state text), labelled (the line's labelled compact text, on its first case),
---         then the decision columns of record/decisions.py add_case under their schema names
+-- output: pos, qid_pos, qid, case_ok (false: the line goes through the per-row path), body_id, the line's
+--         state_text (the case digest's state text), labelled (its labelled compact text) and row columns
+--         on its first case, then the decision columns of record/decisions.py add_case under their names
 -- why: DuckDB parses every line once; each stored JSON text is DuckDB's minified text with json.dumps's
 --      separators where that is exact (lc_json_plain, lc_json_spaced), else Python's json.dumps of that
 --      text (lc_json_texts: the minified text parses to the same value as the line's, key order and
@@ -103,11 +105,14 @@ WITH parsed AS (
            cardinality(probs) > 0 AS has_probs
     FROM fields
 )
-SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, state_text,
-       CASE WHEN qid_pos = 0 THEN labelled END AS labelled,
-       chr(0) || qid || chr(0) || body.body_json AS digest_suffix,
-       body.question_type AS question_type, body.instructions AS instructions, body.options AS options,
-       body.option_texts AS option_texts,
+SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, body.id AS body_id,
+       -- the line's own values on its first case only (Arrow spreads them: fewer values to hand over)
+       CASE WHEN qid_pos = 0 THEN state_text END AS state_text, CASE WHEN qid_pos = 0 THEN labelled END AS labelled,
+       CASE WHEN qid_pos = 0 THEN language END AS language, CASE WHEN qid_pos = 0 THEN language_key END AS language_key,
+       CASE WHEN qid_pos = 0 THEN model END AS model, CASE WHEN qid_pos = 0 THEN model_key END AS model_key,
+       CASE WHEN qid_pos = 0 THEN tags END AS tags, CASE WHEN qid_pos = 0 THEN item_id END AS item_id,
+       CASE WHEN qid_pos = 0 THEN source_item_id END AS source_item_id,
+       CASE WHEN qid_pos = 0 THEN call_ms END AS call_ms,
        coalesce(lc_json_token(label), lc_json_texts(label).canonical) AS expected_json,
        CASE json_type(label) WHEN 'NULL' THEN 'null' WHEN 'BOOLEAN' THEN 'bool' WHEN 'VARCHAR' THEN 'string'
                              WHEN 'BIGINT' THEN 'number' WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number'
@@ -137,11 +142,9 @@ SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, state_text,
        CASE WHEN kind = 'score' AND label_number IS NOT NULL
             THEN abs(coalesce(lc_json_number(a['score']), 0.0) - label_number) END AS score_mae,
        CASE WHEN json_type(a['abstention']) = 'VARCHAR' THEN a['abstention'] ->> '$' END AS abstention,
-       language, language_key, model, model_key, tags, item_id, source_item_id, call_ms,
        CASE WHEN kind IN ('choice', 'score', 'noul') AND len(body.options) > 0
             THEN CASE WHEN kind = 'noul' THEN 'noul:2'
                       ELSE kind || ':' || CASE WHEN len(body.options) <= 2 THEN '2' WHEN len(body.options) <= 5 THEN '3-5'
                                                WHEN len(body.options) <= 10 THEN '6-10' ELSE '11+' END END
        END AS temperature_bucket
 FROM judged
-ORDER BY pos, qid_pos

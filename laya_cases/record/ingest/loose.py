@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from importlib import resources
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -28,8 +29,7 @@ from laya_cases.store.schema import DECISION_SCHEMA
 
 _S = pa.string()
 _TEXTS = pa.struct([("canonical", _S), ("compact", _S)])
-_BODY = pa.struct([("body_json", _S), ("options", pa.list_(_S)), ("option_texts", pa.list_(_S)),
-                   ("instructions", _S), ("question_type", _S)])
+_BODY = pa.struct([("id", pa.int32()), ("options", pa.list_(_S))])
 _TRAILING_COMMA = r",[ \t]*[\]}]"        # DuckDB reads `[1,]`; json.loads refuses it
 CACHE = 4096                             # distinct texts each Python function remembers
 
@@ -66,20 +66,52 @@ def _texts(text: str) -> Dict[str, str]:
     return {"canonical": _json(value), "compact": I._compact(value)}  # noqa: SLF001
 
 
-def _body(text: str) -> Dict[str, Any]:
-    raw = json.loads(text)
-    options, option_texts, instructions, question_type = body_facts(raw)
-    return {"body_json": _json(raw), "options": list(options),
-            "option_texts": list(option_texts), "instructions": instructions, "question_type": question_type}
+class _Bodies:
+    """The question bodies one block's query met, numbered (lc_body_facts; DuckDB may call it from two threads)."""
+
+    def __init__(self) -> None:
+        self.ids: Dict[str, int] = {}
+        self.facts: List[tuple] = []         # (body JSON, options, option texts, instructions, question type)
+        self.lock = threading.Lock()
+
+    def __call__(self, texts: Any) -> pa.Array:
+        texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+        encoded = pc.dictionary_encode(texts)
+        values = [self._id(text) for text in encoded.dictionary.to_pylist()]
+        return pa.array(values, _BODY).take(encoded.indices)
+
+    def _id(self, text: str) -> Optional[Dict[str, Any]]:
+        with self.lock:
+            if text not in self.ids:
+                try:
+                    raw = json.loads(text)
+                except (ValueError, RecursionError):
+                    return None                  # never: DuckDB wrote the text (its line then goes row by row)
+                facts = body_facts(raw)
+                self.ids[text] = len(self.facts)
+                self.facts.append((_json(raw),) + tuple(facts))
+            number = self.ids[text]
+            return {"id": number, "options": list(self.facts[number][1])}
+
+    def columns(self, body_id: pa.Array) -> Dict[str, pa.Array]:
+        """question_type, instructions, options and option_texts of each case, by its body's number."""
+        _body, options, texts, instructions, kinds = zip(*self.facts) if self.facts else ((),) * 5
+        return {"question_type": pa.array(kinds, _S).take(body_id), "instructions": pa.array(instructions, _S).take(body_id),
+                "options": pa.array([list(o) for o in options], pa.list_(_S)).take(body_id),
+                "option_texts": pa.array([list(t) for t in texts], pa.list_(_S)).take(body_id)}
+
+
+#: the columns a line holds once, on its first case (sql/ingest/answers_loose.sql)
+LINE_COLUMNS = ("language", "language_key", "model", "model_key", "tags", "item_id", "source_item_id", "call_ms")
 
 
 class Loose:
     """What the reader read of a block: its lines (positions), cases per line, their labelled lines
-    (compact text and LF, for the run's digest) and decision rows (line_no and row_index set by `table`)."""
+    (compact text and LF, for the run's digest) and decision columns (`table` adds line_no and row_index)."""
 
-    def __init__(self, lines: np.ndarray, counts: np.ndarray, compact: pa.Array, rows: pa.Table,
+    def __init__(self, lines: np.ndarray, counts: np.ndarray, compact: pa.Array, columns: Dict[str, Any],
                  case_lines: np.ndarray, questions: Dict[str, Any]):
-        self.lines, self.counts, self.compact, self.rows, self.case_lines = lines, counts, compact, rows, case_lines
+        self.lines, self.counts, self.compact, self.columns, self.case_lines = lines, counts, compact, columns, case_lines
         self.questions = questions
 
     def table(self, first: int, row_index: np.ndarray) -> pa.Table:
@@ -87,9 +119,8 @@ class Loose:
         n = len(index)
         fixed = {"line_no": pa.array(self.case_lines + first + 1, pa.int64()), "row_index": index, "call_id": index,
                  "chunk_size": pa.repeat(pa.scalar(1, pa.int64()), n), "call_returned": pa.repeat(pa.scalar(True), n)}
-        names = set(self.rows.column_names)
-        return pa.Table.from_arrays([fixed[f.name] if f.name in fixed else self.rows.column(f.name).cast(f.type)
-                                     if f.name in names else pa.nulls(n, f.type)
+        fixed.update(self.columns)
+        return pa.Table.from_arrays([fixed[f.name].cast(f.type) if f.name in fixed else pa.nulls(n, f.type)
                                      for f in DECISION_SCHEMA], schema=DECISION_SCHEMA)
 
 
@@ -97,15 +128,19 @@ class LooseReader:
     """Reads the lines of a block that no template read (one DuckDB query a block)."""
 
     def __init__(self, con: Any):
-        from duckdb.sqltypes import VARCHAR
+        from duckdb.sqltypes import INTEGER, VARCHAR
+        import duckdb
 
         self.con = con
         self.question_sets: Dict[str, Any] = {}       # questions key -> questions (the recorder's S5.2 sets)
+        self.bodies = _Bodies()
         con.execute(_sql("json_values"))
         con.create_function("lc_json_texts", _cached(_texts, _TEXTS), [VARCHAR],
-                            _struct(_TEXTS), type="arrow", side_effects=False)
-        con.create_function("lc_body_facts", _cached(_body, _BODY), [VARCHAR],
-                            _struct(_BODY), type="arrow", side_effects=False)
+                            duckdb.struct_type({"canonical": VARCHAR, "compact": VARCHAR}), type="arrow",
+                            side_effects=False)
+        con.create_function("lc_body_facts", lambda texts: self.bodies(texts), [VARCHAR],
+                            duckdb.struct_type({"id": INTEGER, "options": duckdb.list_type(VARCHAR)}), type="arrow",
+                            side_effects=False)
         con.create_function("lc_questions_compact", _cached(self._questions, _S), [VARCHAR], VARCHAR,
                             type="arrow", side_effects=False)
         self.usable = writes_repr(con) and writes_python_text(con)
@@ -123,32 +158,43 @@ class LooseReader:
             return None, todo
         sub = lines if len(todo) == len(lines) else lines.take(pa.array(todo))
         keep = ~mask(pc.match_substring_regex(sub, _TRAILING_COMMA))
+        self.bodies = _Bodies()
         result = self._query(sub, todo, keep)
         if result is None or not result.num_rows:
             return None, todo
-        pos = result.column("pos").to_numpy()
+        pos, qid_pos = result.column("pos").to_numpy(), result.column("qid_pos").to_numpy()
+        if not ((np.diff(pos) > 0) | ((np.diff(pos) == 0) & (np.diff(qid_pos) == 1))).all() or qid_pos[0]:
+            result = result.sort_by([("pos", "ascending"), ("qid_pos", "ascending")])     # never seen: DuckDB keeps order
+            pos = result.column("pos").to_numpy()
         starts = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1]])
         ok = mask(result.column("case_ok")).copy()
-        for name in ("state_text", "expected_json", "answer_json", "digest_suffix"):
+        for name in ("expected_json", "answer_json", "body_id"):
             ok &= mask(result.column(name).is_valid())
-        first_ok = mask(result.column("labelled").is_valid())[starts]
-        line_ok = np.logical_and.reduceat(ok, starts) & first_ok
+        line_ok = np.logical_and.reduceat(ok, starts)
+        for name in ("state_text", "labelled"):
+            line_ok &= mask(result.column(name).is_valid())[starts]
         counts = np.diff(np.r_[starts, len(pos)])
-        keep_case = np.repeat(line_ok, counts)
-        if not keep_case.any():
+        if not line_ok.any():
             return None, todo
-        result = result.filter(pa.array(keep_case))
-        read_lines = pos[starts][line_ok]
-        compact = pc.binary_join_element_wise(result.column("labelled").drop_null(), "\n", "")
-        rows = result.append_column("case_id", self._case_ids(result))
+        result = result.filter(pa.array(np.repeat(line_ok, counts)))
+        counts, read_lines = counts[line_ok], pos[starts][line_ok]
+        firsts = result.filter(pa.array(result.column("qid_pos").to_numpy() == 0))
+        spread = pa.array(np.repeat(np.arange(len(counts)), counts))
+        columns = {name: result.column(name) for name in result.column_names if name not in LINE_COLUMNS}
+        columns.update({name: firsts.column(name).take(spread) for name in LINE_COLUMNS})
+        body_id = result.column("body_id").combine_chunks()
+        columns.update(self.bodies.columns(body_id))
+        columns["case_id"] = self._case_ids(result.column("qid"), body_id, firsts.column("state_text").take(spread))
+        compact = pc.binary_join_element_wise(firsts.column("labelled"), "\n", "")
         # the question sets the query met (kept until a block is read: each distinct text is met once)
         sets, self.question_sets = self.question_sets, {}
-        loose = Loose(read_lines, counts[line_ok], compact.combine_chunks() if isinstance(compact, pa.ChunkedArray)
-                      else compact, rows, result.column("pos").to_numpy(), sets)
+        loose = Loose(read_lines, counts, compact.combine_chunks() if isinstance(compact, pa.ChunkedArray) else compact,
+                      columns, np.repeat(read_lines, counts), sets)
         return loose, np.setdiff1d(todo, read_lines, assume_unique=True)
 
     def _query(self, sub: pa.Array, todo: np.ndarray, keep: np.ndarray) -> Optional[pa.Table]:
-        """The query over the lines kept; a line that is not JSON fails it, so then only valid ones."""
+        """The query over the lines kept; a line that is not JSON fails it, so then only valid ones. The
+        lines go in as a few record batches, so DuckDB's two threads share them."""
         import duckdb
 
         for attempt in range(2):
@@ -161,7 +207,7 @@ class LooseReader:
             table = pa.table({"pos": pa.array(todo[keep], pa.int64()), "line": sub.filter(pa.array(keep))})
             if not table.num_rows:
                 return None
-            self.con.register("lines", table)
+            self.con.register("lines", pa.Table.from_batches(table.to_batches(max_chunksize=-(-table.num_rows // 4))))
             try:
                 return self.con.sql(_sql("answers_loose")).to_arrow_table()
             except duckdb.Error:
@@ -171,26 +217,23 @@ class LooseReader:
                 self.con.unregister("lines")
         return None
 
-    def _case_ids(self, result: pa.Table) -> pa.Array:
-        """decisions.case_digest of each case (state JSON, qid, body JSON), unnumbered, as hex."""
-        suffix = pc.dictionary_encode(result.column("digest_suffix").combine_chunks())
-        states = result.column("state_text").combine_chunks()
-        codes = suffix.indices.to_numpy()
-        out = np.empty(len(codes), dtype="S%d" % DIGEST)
-        for code, text in enumerate(suffix.dictionary.to_pylist()):
-            where = np.flatnonzero(codes == code)
-            keys = states.take(pa.array(where)).cast(pa.binary()).to_pylist()
-            raw = digests(keys, text.encode("utf-8", "surrogatepass"))
+    def _case_ids(self, qids: Any, body_id: pa.Array, states: pa.Array) -> pa.Array:
+        """decisions.case_digest of each case (state JSON, qid, body JSON), unnumbered, as hex: one suffix
+        (qid, body) at a time."""
+        qid_codes = pc.dictionary_encode(qids.combine_chunks() if isinstance(qids, pa.ChunkedArray) else qids)
+        pair = qid_codes.indices.to_numpy().astype(np.int64) * (len(self.bodies.facts) + 1) + body_id.to_numpy()
+        pairs, inverse = np.unique(pair, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.r_[0, np.cumsum(np.bincount(inverse, minlength=len(pairs)))]
+        keys = states.cast(pa.binary()).to_pylist()
+        names = qid_codes.dictionary.to_pylist()
+        out = np.empty(len(keys), dtype="S%d" % DIGEST)
+        for k, code in enumerate(pairs.tolist()):
+            qid, body = names[code // (len(self.bodies.facts) + 1)], self.bodies.facts[code % (len(self.bodies.facts) + 1)][0]
+            where = order[bounds[k]:bounds[k + 1]]
+            raw = digests([keys[i] for i in where], ("\x00%s\x00%s" % (qid, body)).encode("utf-8", "surrogatepass"))
             out[where] = np.frombuffer(raw, dtype="S%d" % DIGEST)
         return to_hex(out.tobytes())
-
-
-def _struct(kind: pa.StructType) -> Any:
-    import duckdb
-    from duckdb.sqltypes import VARCHAR
-
-    return duckdb.struct_type({f.name: duckdb.list_type(VARCHAR) if pa.types.is_list(f.type) else VARCHAR
-                               for f in kind})
 
 
 def writes_python_text(con: Any) -> bool:
