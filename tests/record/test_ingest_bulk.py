@@ -343,7 +343,7 @@ BAD = [
 
 @pytest.mark.parametrize("messy", [False, True], ids=["canonical", "messy"])
 @pytest.mark.parametrize("bad", ["noul", "score", "latency", "missing", "json", "tags", "utf8", "cr", "no-answers",
-                                 "answers-list", "int64-min", "trailing-comma"])
+                                 "answers-list", "int64-min", "trailing-comma", "braced-json", "surrogate"])
 def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad, messy):
     """The same one error from both paths; `messy`: every line spelled as another writer would, so the
     loose reader reads the good ones and leaves the bad one to the per-row path."""
@@ -373,6 +373,10 @@ def test_a_bad_line_after_good_ones_is_the_same_error(tmp_path, bad, messy):
         good, line = [messy_line(rng, g) for g in good], line if bad == "json" else messy_line(rng, line)
     if bad == "trailing-comma":                    # DuckDB reads it, json.loads does not
         line = line[:-1] + ",}"
+    elif bad == "braced-json":                     # fails the loose reader's query: it reads the valid lines
+        line = '{"state": "s", "questions": }'
+    elif bad == "surrogate":                       # JSON, but no UTF-8 text holds it (DuckDB refuses it)
+        line = line.replace('"s"', '"\\ud800"', 1)
     data = ("\n".join(good[:40] + [line] + good[40:]) + "\n").encode("utf-8")
     if bad == "utf8":
         data = data.replace(b'"s"', b'"\xff"', 1)
@@ -695,3 +699,15 @@ def test_duckdb_writes_json_texts_as_python_where_the_reader_trusts_them():
         if as_str is not None:
             assert as_str == str(value[0]) and not isinstance(value[0], bool), t
     assert plain > 5000
+
+
+def test_a_line_duckdb_cannot_parse_leaves_the_rest_of_its_block_to_the_loose_reader(tmp_path):
+    """A lone surrogate escape in a key nothing stores: json.loads reads the line, DuckDB refuses it, so
+    the block's query fails; the reader runs it again over the lines DuckDB parses, and only that line
+    goes row by row."""
+    path = write_varied(tmp_path / "answers.jsonl", 300, 35, clean=True)
+    n = mess(path, 35)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[150] = '{"note": "\\ud800", ' + lines[150][1:]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert ingest_both(tmp_path, path) == n - 1 == 299
