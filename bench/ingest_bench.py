@@ -30,11 +30,11 @@ is not what json.dumps would write goes row by row, and trying the templates on 
 cost more than the per-row path itself (7.3 s on the same file). Since the templates first read a sample of
 each large block and a file whose first block they cannot read goes row by row from its start
 (record/ingest/bulk.py `_match`), at load average 2.6, back to back: clean 2.5 s = 49,412 decisions/s (ratio
-0.178); `--messy` 8.2 s = 15,369 decisions/s (ratio 0.079), 0 rows column-wise: 2.4x faster than before, and
-still 16x short of issue 30's 250,000 decisions/s, which needs the file parsed as columns whatever its
-spelling (DuckDB's read_json turned the 400,000-row messy file into its 1,001,236 decisions' fields in 3.2 s
-against json.loads' 4.8 s, same hour: the reading is fast enough; the stored JSON texts are what must be
-rebuilt exactly as json.dumps writes them).
+0.178); `--messy` 8.2 s = 15,369 decisions/s (ratio 0.079), 0 rows column-wise. With the loose reader
+(record/ingest/loose.py: any spelling, one DuckDB query a block), load average about 1, the same day:
+`--rows 50000 --messy` 2.3 s = 53,547 decisions/s (ratio 0.189), every row column-wise; `--rows 400000
+--messy` 12.6 s = 79,630 decisions/s (ratio 0.241), peak RSS 1,030 MB, against the clean file's 8.9 s =
+112,998 decisions/s (ratio 0.285). Issue 30's 250,000 decisions/s, faster than json.loads, is not met.
 """
 from __future__ import annotations
 
