@@ -49,14 +49,16 @@ def _cached(convert: Callable[[str], Any], kind: pa.DataType) -> Callable[[Any],
         encoded = pc.dictionary_encode(texts)
         values = []
         for text in encoded.dictionary.to_pylist():
-            if text not in memo:
+            value = memo.get(text, memo)             # (DuckDB may call from two threads: no lookup after a clear)
+            if value is memo:
+                try:
+                    value = convert(text)
+                except (ValueError, RecursionError, TypeError, UnicodeEncodeError):
+                    value = None
                 if len(memo) >= CACHE:
                     memo.clear()
-                try:
-                    memo[text] = convert(text)
-                except (ValueError, RecursionError, TypeError, UnicodeEncodeError):
-                    memo[text] = None
-            values.append(memo[text])
+                memo[text] = value
+            values.append(value)
         return pa.array(values, kind).take(encoded.indices)
     return run
 
@@ -134,6 +136,7 @@ class LooseReader:
         self.con = con
         self.question_sets: Dict[str, Any] = {}       # questions key -> questions (the recorder's S5.2 sets)
         self.bodies = _Bodies()
+        self.query = _sql("answers_loose")
         con.execute(_sql("json_values"))
         con.create_function("lc_json_texts", _cached(_texts, _TEXTS), [VARCHAR],
                             duckdb.struct_type({"canonical": VARCHAR, "compact": VARCHAR}), type="arrow",
@@ -162,6 +165,25 @@ class LooseReader:
         result = self._query(sub, todo, keep)
         if result is None or not result.num_rows:
             return None, todo
+        result, counts, read_lines = self._whole_lines(result)
+        if not len(read_lines):
+            return None, todo
+        firsts = result.filter(pa.array(result.column("qid_pos").to_numpy() == 0))
+        spread = pa.array(np.repeat(np.arange(len(counts)), counts))
+        columns = {name: result.column(name) for name in result.column_names if name not in LINE_COLUMNS}
+        columns.update({name: firsts.column(name).take(spread) for name in LINE_COLUMNS})
+        body_id = result.column("body_id").combine_chunks()
+        columns.update(self.bodies.columns(body_id))
+        columns["case_id"] = self._case_ids(result.column("qid"), body_id, firsts.column("state_text").take(spread))
+        compact = pc.binary_join_element_wise(firsts.column("labelled"), "\n", "").combine_chunks()
+        # the question sets the query met (kept until a block is read: each distinct text is met once)
+        sets, self.question_sets = self.question_sets, {}
+        loose = Loose(read_lines, counts, compact, columns, np.repeat(read_lines, counts), sets)
+        return loose, np.setdiff1d(todo, read_lines, assume_unique=True)
+
+    @staticmethod
+    def _whole_lines(result: pa.Table) -> Tuple[pa.Table, np.ndarray, np.ndarray]:
+        """The cases of the lines whose every case the query read, their counts and the lines' positions."""
         pos, qid_pos = result.column("pos").to_numpy(), result.column("qid_pos").to_numpy()
         if not ((np.diff(pos) > 0) | ((np.diff(pos) == 0) & (np.diff(qid_pos) == 1))).all() or qid_pos[0]:
             result = result.sort_by([("pos", "ascending"), ("qid_pos", "ascending")])     # never seen: DuckDB keeps order
@@ -174,23 +196,7 @@ class LooseReader:
         for name in ("state_text", "labelled"):
             line_ok &= mask(result.column(name).is_valid())[starts]
         counts = np.diff(np.r_[starts, len(pos)])
-        if not line_ok.any():
-            return None, todo
-        result = result.filter(pa.array(np.repeat(line_ok, counts)))
-        counts, read_lines = counts[line_ok], pos[starts][line_ok]
-        firsts = result.filter(pa.array(result.column("qid_pos").to_numpy() == 0))
-        spread = pa.array(np.repeat(np.arange(len(counts)), counts))
-        columns = {name: result.column(name) for name in result.column_names if name not in LINE_COLUMNS}
-        columns.update({name: firsts.column(name).take(spread) for name in LINE_COLUMNS})
-        body_id = result.column("body_id").combine_chunks()
-        columns.update(self.bodies.columns(body_id))
-        columns["case_id"] = self._case_ids(result.column("qid"), body_id, firsts.column("state_text").take(spread))
-        compact = pc.binary_join_element_wise(firsts.column("labelled"), "\n", "")
-        # the question sets the query met (kept until a block is read: each distinct text is met once)
-        sets, self.question_sets = self.question_sets, {}
-        loose = Loose(read_lines, counts, compact.combine_chunks() if isinstance(compact, pa.ChunkedArray) else compact,
-                      columns, np.repeat(read_lines, counts), sets)
-        return loose, np.setdiff1d(todo, read_lines, assume_unique=True)
+        return result.filter(pa.array(np.repeat(line_ok, counts))), counts[line_ok], pos[starts][line_ok]
 
     def _query(self, sub: pa.Array, todo: np.ndarray, keep: np.ndarray) -> Optional[pa.Table]:
         """The query over the lines kept; a line that is not JSON fails it, so then only valid ones. The
@@ -209,7 +215,7 @@ class LooseReader:
                 return None
             self.con.register("lines", pa.Table.from_batches(table.to_batches(max_chunksize=-(-table.num_rows // 4))))
             try:
-                return self.con.sql(_sql("answers_loose")).to_arrow_table()
+                return self.con.sql(self.query).to_arrow_table()
             except duckdb.Error:
                 if attempt:
                     return None
