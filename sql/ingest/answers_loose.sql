@@ -19,20 +19,21 @@
 --      case with case_ok false, and the per-row path reads it (and names its error).
 WITH parsed AS (
     -- a map is null where its object repeats a key or is not an object: json.loads reads those otherwise
-    SELECT pos, top, j,
+    -- (`questions` as DuckDB's text too: its compact text is that of each distinct one)
+    SELECT pos, top, j, from_json(j.questions, '"MAP(VARCHAR, JSON)"') AS qmap,
            -- (a Python function's call written once: DuckDB evaluates a repeated expression on every row)
            CASE WHEN lc_json_token(j.state) IS NULL THEN lc_json_texts(j.state) END AS state_texts
     FROM (SELECT pos, json_keys(line) AS top,     -- (from_json: a JSON null is NULL, as an absent key is)
-                 from_json(line, '{"state": "JSON", "questions": "MAP(VARCHAR, JSON)", "expected": "MAP(VARCHAR, JSON)",
+                 from_json(line, '{"state": "JSON", "questions": "JSON", "expected": "MAP(VARCHAR, JSON)",
                                    "answers": "MAP(VARCHAR, MAP(VARCHAR, JSON))", "language": "JSON", "model": "JSON",
                                    "tags": "JSON", "item_id": "JSON", "source_item_id": "JSON",
                                    "latency_ms": "JSON"}') AS j
           FROM lines)
 ), row_facts AS (
-    SELECT pos, j.questions AS questions, j.expected AS expected, j.answers AS answers,
+    SELECT pos, qmap AS questions, j.expected AS expected, j.answers AS answers,
            -- what check_row, _record_row and _row_facts read, as they read it (list_bool_and skips nulls)
            len(list_distinct(top)) = len(top) AND list_contains(top, 'state')
-           AND cardinality(j.expected) > 0 AND list_has_all(map_keys(j.questions), map_keys(j.expected))
+           AND cardinality(j.expected) > 0 AND list_has_all(map_keys(qmap), map_keys(j.expected))
            AND j.answers IS NOT NULL
            AND (j.tags IS NULL OR json_type(j.tags) = 'NULL'
                 OR (json_type(j.tags) = 'ARRAY' AND coalesce(list_bool_and(list_transform(
@@ -50,7 +51,7 @@ WITH parsed AS (
                AS state_text,
            -- (a piece that is null makes the line null: it goes through the per-row path)
            '{"state":' || CASE WHEN j.state IS NULL THEN 'null' ELSE coalesce(lc_json_token(j.state), state_texts.compact) END
-             || ',"questions":' || lc_questions_compact(CAST(to_json(j.questions) AS VARCHAR))
+             || ',"questions":' || lc_questions_compact(CAST(j.questions AS VARCHAR))
              || ',"expected":' || CASE WHEN lc_json_plain(CAST(to_json(j.expected) AS VARCHAR))
                                             AND NOT list_bool_or(list_transform(map_values(j.expected),
                                                                                 lambda v: json_type(v) IN ('OBJECT', 'ARRAY')))
@@ -87,6 +88,7 @@ WITH parsed AS (
            CASE WHEN json_type(a['probabilities']) = 'OBJECT'
                 THEN from_json(a['probabilities'], '"MAP(VARCHAR, JSON)"') END AS probs,
            lc_json_number(a['answer_confidence']) AS ac, lc_json_number(a['confidence']) AS cf,
+           lc_json_number(a['noul']) AS noul_number, lc_json_number(a['score']) AS score_number,
            lc_json_number(label) AS label_number
     FROM answered
 ), judged AS (
@@ -94,14 +96,15 @@ WITH parsed AS (
            -- what add_case reads without an error, and reads as this query does
            row_ok AND a IS NOT NULL
            AND (a['type'] IS NULL OR json_type(a['type']) IN ('NULL', 'VARCHAR'))
-           AND (a['noul'] IS NULL OR json_type(a['noul']) = 'BOOLEAN' OR lc_json_exact(a['noul']))
-           AND (a['score'] IS NULL OR lc_json_exact(a['score']))
+           AND (a['noul'] IS NULL OR json_type(a['noul']) = 'BOOLEAN' OR lc_json_exact_number(a['noul'], noul_number))
+           AND (a['score'] IS NULL OR lc_json_exact_number(a['score'], score_number))
            AND (a['choice'] IS NULL OR json_type(a['choice']) IN ('NULL', 'VARCHAR') OR isfinite(lc_json_number(a['choice'])))
-           AND (ac IS NULL OR lc_json_exact(a['answer_confidence'])) AND (cf IS NULL OR lc_json_exact(a['confidence']))
+           AND (ac IS NULL OR lc_json_exact_number(a['answer_confidence'], ac))
+           AND (cf IS NULL OR lc_json_exact_number(a['confidence'], cf))
            AND (a['probabilities'] IS NULL OR json_type(a['probabilities']) = 'NULL'
                 OR (probs IS NOT NULL
                     AND coalesce(list_bool_and(list_transform(map_values(probs), lambda v: coalesce(lc_json_exact(v), false))), true)))
-           AND (label_number IS NULL OR lc_json_exact(label)) AS case_ok,
+           AND (label_number IS NULL OR lc_json_exact_number(label, label_number)) AS case_ok,
            cardinality(probs) > 0 AS has_probs
     FROM fields
 )
@@ -124,9 +127,9 @@ SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, body.id AS body_i
        CASE kind WHEN 'choice' THEN CASE WHEN json_type(a['choice']) = 'VARCHAR' THEN a['choice'] ->> '$'
                                          ELSE lc_json_token(a['choice']) END
                  WHEN 'noul' THEN CASE WHEN p >= 0.5 THEN 'true' ELSE 'false' END
-                 WHEN 'score' THEN CAST(lc_json_number(a['score']) AS VARCHAR) END AS predicted,
+                 WHEN 'score' THEN CAST(score_number AS VARCHAR) END AS predicted,
        CASE WHEN has_probs THEN list_transform(body.options, lambda o: lc_json_number(probs[o])) END AS probabilities,
-       lc_json_number(a['noul']) AS noul_p, lc_json_number(a['score']) AS score_value,
+       noul_number AS noul_p, score_number AS score_value,
        ac AS answer_confidence, cf AS confidence_field,
        -- Python's max(): the first of equal values (0.0 before -0.0)
        coalesce(ac, cf, CASE WHEN kind = 'noul' THEN CASE WHEN 1.0 - p > p THEN 1.0 - p ELSE p END END,
@@ -140,7 +143,7 @@ SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, body.id AS body_i
                  THEN coalesce(json_type(a['choice']) = 'VARCHAR' AND a['choice'] ->> '$' = label ->> '$', false)
             WHEN kind = 'noul' AND json_type(label) = 'BOOLEAN' THEN (p >= 0.5) = (label = 'true') END AS correct,
        CASE WHEN kind = 'score' AND label_number IS NOT NULL
-            THEN abs(coalesce(lc_json_number(a['score']), 0.0) - label_number) END AS score_mae,
+            THEN abs(coalesce(score_number, 0.0) - label_number) END AS score_mae,
        CASE WHEN json_type(a['abstention']) = 'VARCHAR' THEN a['abstention'] ->> '$' END AS abstention,
        CASE WHEN kind IN ('choice', 'score', 'noul') AND len(body.options) > 0
             THEN CASE WHEN kind = 'noul' THEN 'noul:2'
