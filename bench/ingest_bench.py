@@ -33,8 +33,8 @@ each large block and a file whose first block they cannot read goes row by row f
 0.178); `--messy` 8.2 s = 15,369 decisions/s (ratio 0.079), 0 rows column-wise. With the loose reader
 (record/ingest/loose.py: any spelling, one DuckDB query a block), load average about 1, the same day:
 `--rows 50000 --messy` 2.3 s = 53,547 decisions/s (ratio 0.189), every row column-wise; `--rows 400000
---messy` 12.6 s = 79,630 decisions/s (ratio 0.241), peak RSS 1,030 MB, against the clean file's 8.9 s =
-112,998 decisions/s (ratio 0.285). Issue 30's 250,000 decisions/s, faster than json.loads, is not met.
+--messy` 10.5 s = 95,509 decisions/s (ratio 0.292), peak RSS 761-893 MB, against the clean file's 9.0 s =
+111,621 decisions/s (ratio 0.287). Issue 30's 250,000 decisions/s, faster than json.loads, is not met.
 """
 from __future__ import annotations
 

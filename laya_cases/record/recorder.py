@@ -85,6 +85,7 @@ class RunRecorder:
 
     def inputs(self) -> Any:
         """The noted rows as a schema.INPUT_SCHEMA table (the store keeps it once per digest)."""
+        import numpy as np
         import pyarrow as pa
 
         index: List[Any] = []
@@ -106,10 +107,11 @@ class RunRecorder:
             index.append(pa.array(pending_index, pa.int64()))
             lines.append(pa.array(pending_lines, pa.string()))
         n = sum(len(a) for a in index)
-        digest = pa.array([self._labelled.hexdigest()] * n, pa.string()) if n else pa.array([], pa.string())
+        digest = pa.array([self._labelled.hexdigest()], pa.string()).take(pa.array(np.zeros(n, dtype=np.int32)))
         table = pa.table([digest, pa.chunked_array(index, pa.int64()), pa.chunked_array(lines, pa.string())],
                          schema=store_schema.INPUT_SCHEMA)
-        return table.sort_by("row_index")
+        order = table.column("row_index").to_numpy()
+        return table if (np.diff(order) > 0).all() else table.sort_by("row_index")   # noted in order: no copy
 
     def identity(self) -> Dict[str, str]:
         """The run's identity over the rows noted so far: labelled_rows_sha256 and questions_sha256."""
