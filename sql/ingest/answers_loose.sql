@@ -25,7 +25,7 @@ WITH parsed AS (
            CASE WHEN lc_json_token(j.state) IS NULL THEN lc_json_texts(j.state) END AS state_texts
     FROM (SELECT pos, json_keys(line) AS top,     -- (from_json: a JSON null is NULL, as an absent key is)
                  from_json(line, '{"state": "JSON", "questions": "JSON", "expected": "MAP(VARCHAR, JSON)",
-                                   "answers": "MAP(VARCHAR, MAP(VARCHAR, JSON))", "language": "JSON", "model": "JSON",
+                                   "answers": "MAP(VARCHAR, JSON)", "language": "JSON", "model": "JSON",
                                    "tags": "JSON", "item_id": "JSON", "source_item_id": "JSON",
                                    "latency_ms": "JSON"}') AS j
           FROM lines)
@@ -77,8 +77,8 @@ WITH parsed AS (
     SELECT *, unnest(map_keys(expected)) AS qid, generate_subscripts(map_keys(expected), 1) - 1 AS qid_pos
     FROM row_facts
 ), answered AS (
-    SELECT *, expected[qid] AS label, lc_body_facts(questions[qid]) AS body, answers[qid] AS a,
-           CAST(to_json(answers[qid]) AS VARCHAR) AS answer
+    SELECT *, expected[qid] AS label, lc_body_facts(questions[qid]) AS body,
+           from_json(answers[qid], '"MAP(VARCHAR, JSON)"') AS a, CAST(answers[qid] AS VARCHAR) AS answer
     FROM cases
 ), fields AS (
     SELECT *,
