@@ -96,8 +96,10 @@ WITH parsed AS (
            -- what add_case reads without an error, and reads as this query does
            row_ok AND a IS NOT NULL
            AND (a['type'] IS NULL OR json_type(a['type']) IN ('NULL', 'VARCHAR'))
-           AND (a['noul'] IS NULL OR json_type(a['noul']) = 'BOOLEAN' OR lc_json_exact_number(a['noul'], noul_number))
-           AND (a['score'] IS NULL OR lc_json_exact_number(a['score'], score_number))
+           -- (a map's JSON null is NULL, as an absent key's value is: a null noul or score is refused there)
+           AND (NOT map_contains(a, 'noul') OR json_type(a['noul']) = 'BOOLEAN'
+                OR lc_json_exact_number(a['noul'], noul_number))
+           AND (NOT map_contains(a, 'score') OR lc_json_exact_number(a['score'], score_number))
            AND (a['choice'] IS NULL OR json_type(a['choice']) IN ('NULL', 'VARCHAR') OR isfinite(lc_json_number(a['choice'])))
            AND (ac IS NULL OR lc_json_exact_number(a['answer_confidence'], ac))
            AND (cf IS NULL OR lc_json_exact_number(a['confidence'], cf))
@@ -116,10 +118,11 @@ SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, body.id AS body_i
        CASE WHEN qid_pos = 0 THEN tags END AS tags, CASE WHEN qid_pos = 0 THEN item_id END AS item_id,
        CASE WHEN qid_pos = 0 THEN source_item_id END AS source_item_id,
        CASE WHEN qid_pos = 0 THEN call_ms END AS call_ms,
-       coalesce(lc_json_token(label), lc_json_texts(label).canonical) AS expected_json,
+       CASE WHEN label IS NULL THEN 'null' ELSE coalesce(lc_json_token(label), lc_json_texts(label).canonical) END
+           AS expected_json,
        CASE json_type(label) WHEN 'NULL' THEN 'null' WHEN 'BOOLEAN' THEN 'bool' WHEN 'VARCHAR' THEN 'string'
                              WHEN 'BIGINT' THEN 'number' WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number'
-                             ELSE 'other' END AS expected_kind,
+                             ELSE CASE WHEN label IS NULL THEN 'null' ELSE 'other' END END AS expected_kind,
        kind AS answer_type,
        coalesce(CASE WHEN lc_json_plain(answer) AND NOT list_bool_or(list_transform(
                           map_entries(a), lambda e: e.key <> 'probabilities' AND json_type(e.value) IN ('OBJECT', 'ARRAY')))

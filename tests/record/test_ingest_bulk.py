@@ -711,3 +711,105 @@ def test_a_line_duckdb_cannot_parse_leaves_the_rest_of_its_block_to_the_loose_re
     lines[150] = '{"note": "\\ud800", ' + lines[150][1:]
     path.write_text("\n".join(lines), encoding="utf-8")
     assert ingest_both(tmp_path, path) == n - 1 == 299
+
+
+# --- hostile values in every field the loose reader reads -----------------------------------------
+HOSTILE = {
+    "type": ["choice", "noul", "score", "text", 5, None, True],
+    "choice": ["refund", "x\ny", 'q"', "a,b:c", 3, 2.5, True, None, {"a": 1}, ["a"]],
+    "noul": [0.3, True, False, 1, None, "0.7", float("inf"), float("nan"), 0.5],
+    "score": [1, 2.5, "2", None, True, 10 ** 20, -0.0, 1e-07],
+    "answer_confidence": [0.5, 1, True, "0.9", None, float("nan"), 10 ** 16, 2 ** 70, 1e-07, 1e16],
+    "confidence": [0.5, 0, False, None, [0.5], 1e-05],
+    "probabilities": [{"refund": 0.2, "cancel": 0.8}, {}, {"refund": "0.5"}, {"refund": True}, [0.5], None,
+                      {"refund": 1e-05, "other": 1e17}, {"cancel": 0.0, "other": -0.0}, {"x": 10 ** 15}],
+    "abstention": ["low", 1, None],
+    "meta": [{"k": [1, {"z": None}]}, "m", 7],
+}
+ROW_HOSTILE = {
+    "label": ["refund", True, 1, 2.5, None, {"a": 1}, [1], "\u00e9", 10 ** 20, "r\u00e9f\"und"],
+    "language": ["en", None, 1, 1.5, True, "", {"x": 1}, "a\\b", 10 ** 20],
+    "model": ["m", "", 0, 0.0, False, None, 3, 'a"b', -0.0],
+    "tags": [[], ["a"], None, "vip", [1, "a"], [None], ["a\tb"], ["a", "a"]],
+    "item_id": ["x", 5, 5.5, True, None, 10 ** 20, "x\\y"],
+    "latency_ms": [1, 0, -1, 1.5, True, None, 10 ** 20, "5", 1e-07],
+    "state": ["s", "", {"b": 1, "a": [1, 2]}, 5, None, "line\nbreak", "\u2603 \\ \""],
+}
+
+
+def _hostile_row(rng: random.Random, i: int) -> dict:
+    qids = rng.sample(sorted(BODIES), rng.randint(1, 3))
+    row: dict = {"state": "s%d" % (i % 7), "questions": {q: BODIES[q] for q in qids},
+                 "expected": {q: _label(rng, q) for q in qids}, "answers": {q: _tidy(rng, q) for q in qids}}
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(sorted(ROW_HOSTILE))
+        value = rng.choice(ROW_HOSTILE[key])
+        if key == "label":
+            row["expected"][rng.choice(qids)] = value
+        else:
+            row[key] = value
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(sorted(HOSTILE))
+        row["answers"][rng.choice(qids)][key] = rng.choice(HOSTILE[key])
+    return row
+
+
+def _duplicate_a_key(rng: random.Random, text: str) -> str:
+    """Repeat a key in the line's text (json.loads keeps the last value, at the first one's place)."""
+    where = rng.choice(['{"state"', '"type"', '"expected"', '"refund"'])
+    at = text.find(where.lstrip("{"))
+    if at < 0:
+        return text
+    return text[:at] + where.lstrip("{") + ': "dup", ' + text[at:]
+
+
+def _per_row_accepts(recorder, line: str) -> bool:
+    """Whether the per-row path reads the line without an error (check_row, then its decisions)."""
+    from laya_cases.core.dataset import Row, check_row
+    from laya_cases.record.ingest.answers import _record_row
+
+    try:
+        value = json.loads(line)
+        _record_row(recorder, Row(index=0, line_no=1, raw=value, tags=check_row(value, "x")))
+    except (UsageError, ValueError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("seed", [51, 52, 103, 121])    # 103, 121: a state of another type in a case template's line
+def test_hostile_values_in_any_spelling_store_the_per_row_cells(tmp_path, seed):
+    """Every field the loose reader reads, given values of every JSON type (big ints, NaN, containers,
+    escapes, falsy models, repeated keys), spelled messily, in rows the per-row path accepts: the same
+    stored cells, whichever path reads each line."""
+    rng = random.Random(seed)
+    recorder = record.RunRecorder(Warehouse(str(tmp_path / "scratch")), "scratch", "scratch")
+    lines: List[str] = []
+    while len(lines) < 400:
+        text = messy_line(rng, json.dumps(_hostile_row(rng, len(lines)), ensure_ascii=False))
+        text = _duplicate_a_key(rng, text) if rng.random() < 0.1 else text
+        if _per_row_accepts(recorder, text):
+            lines.append(text)
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert ingest_both(tmp_path, path) > 100
+
+
+@pytest.mark.parametrize("seed", range(61, 63))
+def test_hostile_values_in_any_spelling_give_the_per_row_error(tmp_path, seed):
+    """Rows the per-row path may refuse among them: the same one error (or none) either way."""
+    rng = random.Random(seed)
+    for attempt in range(8):
+        path = tmp_path / ("answers%d.jsonl" % attempt)
+        lines = []
+        for i in range(30):
+            text = messy_line(rng, json.dumps(_hostile_row(rng, i), ensure_ascii=False))
+            lines.append(_duplicate_a_key(rng, text) if rng.random() < 0.1 else text)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        errors = []
+        for bulk in (True, False):
+            try:
+                ingest(Warehouse(str(tmp_path / ("probe%d%d" % (attempt, bulk)))), str(path), run_id="r", bulk=bulk)
+                errors.append(None)
+            except UsageError as exc:
+                errors.append(str(exc))
+        assert errors[0] == errors[1]

@@ -266,7 +266,9 @@ def build(cap: Captures, line_no: pa.Array, row_index: pa.Array, learn: bool = F
 def case_ids(cap: Captures) -> Dict[str, pa.Array]:
     """The unnumbered case id of every line and expected qid (decisions.case_digest), computed once."""
     if not cap.case_ids:
-        states = cap.text(cap.t.root.children["state"].parts).cast(pa.binary()).to_pylist() if cap.m else []
+        # (a line whose state has another type than the template's leaf has no state text; its whole line is
+        # refused later, so its digests are never used)
+        states = pc.fill_null(cap.text(cap.t.root.children["state"].parts), "").cast(pa.binary()).to_pylist() if cap.m else []
         for qid in cap.t.root.children["expected"].children:
             suffix = ("\x00%s\x00%s" % (qid, cap.t.body_json(qid))).encode("utf-8", "surrogatepass")
             cap.case_ids[qid] = to_hex(digests(states, suffix))
