@@ -296,7 +296,7 @@ class CaseReader:
         cmaps = {m: joined([r.caps.text(r.ct.cpieces[m]) for r in reads], ",") for m in ("questions", "expected")}
         text, compact = self._row_texts(reads, case, order, starts, maps, cmaps)
         line_pos = lines_at[chosen]
-        equal = mask(pc.equal(text, lines.take(pa.array(line_pos))))
+        equal = mask(pc.equal(text, lines.take(pa.array(line_pos)))) & self._rows_agree(reads, order, starts)
         failed = np.sort(np.r_[np.flatnonzero(~whole), chosen[~equal]])
         if not equal.any():
             return None, failed
@@ -310,6 +310,18 @@ class CaseReader:
         questions = pc.binary_join_element_wise("{", maps["questions"], "}", "").filter(pa.array(equal))
         return Split(line_pos[equal], counts, compact.filter(pa.array(equal)), self._question_sets(questions),
                      reads), failed
+
+    @staticmethod
+    def _rows_agree(reads: List[Read], order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Per chosen line, whether every case's template reads the row's own text (state, language, tags,
+        ...) as its first case's does: the line's text is rebuilt from the first one's, and each case's
+        row columns and case id come from its own (a template learned from a line whose state was null
+        holds a literal null state)."""
+        rows = pa.concat_arrays([pc.binary_join_element_wise(*[r.caps.text(seg) for seg in r.ct.segments], "\x00")
+                                 for r in reads]).take(pa.array(order))
+        line_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(order)]))
+        same = mask(pc.equal(rows, rows.take(pa.array(starts[line_of]))))
+        return np.logical_and.reduceat(same, starts)
 
     def _question_sets(self, questions: pa.Array) -> Dict[str, Any]:
         """{json.dumps(questions): questions} for each `questions` object not seen in an earlier block
