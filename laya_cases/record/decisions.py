@@ -66,7 +66,7 @@ class DecisionBuffer:
     """Accumulates decision rows column-wise and hands them out as Arrow record batches."""
 
     def __init__(self) -> None:
-        self._cols: Dict[str, List[Any]] = {f.name: [] for f in DECISION_SCHEMA}
+        self._rows: List[Dict[str, Any]] = []   # one dict a decision row (Arrow builds the columns in C++)
         self._seen: Dict[str, int] = {}
         self._slice_sets: Dict[tuple, int] = {}
         self._bodies: Dict[str, tuple] = {}      # body JSON -> its rendered facts (rows repeat questions)
@@ -76,7 +76,7 @@ class DecisionBuffer:
         self.n_errors = 0
 
     def __len__(self) -> int:
-        return len(self._cols["row_index"])
+        return len(self._rows)
 
     def _case_id(self, row: Row, qid: str, body_json: Optional[str] = None) -> str:
         return self._number(case_digest(row, qid, body_json, self._state_json(row)))
@@ -108,8 +108,7 @@ class DecisionBuffer:
         combo = (values.get("language_key"), values.get("model_key"), values.get("qid"),
                  tuple(values.get("tags") or ()), values.get("answer_type"), values.get("correct"))
         values["slice_set"] = self._slice_set(combo)
-        for name, column in self._cols.items():
-            column.append(values.get(name))
+        self._rows.append(values)
 
     def _slice_set(self, combo: tuple) -> Optional[int]:
         return self._slice_sets.setdefault(combo, len(self._slice_sets))
@@ -185,7 +184,6 @@ class DecisionBuffer:
 
     def take(self) -> pa.RecordBatch:
         """Everything buffered so far, as one record batch; the buffer is emptied."""
-        batch = pa.RecordBatch.from_pydict(self._cols, schema=DECISION_SCHEMA)
-        for column in self._cols.values():
-            column.clear()
+        batch = pa.RecordBatch.from_pylist(self._rows, schema=DECISION_SCHEMA)
+        self._rows = []
         return batch
