@@ -63,7 +63,7 @@ def case_digest(row: Row, qid: str, body_json: Optional[str] = None, state_json:
 
 
 class DecisionBuffer:
-    """Accumulates decision rows column-wise and hands them out as Arrow record batches."""
+    """Accumulates decision rows (a dict each) and hands them out as Arrow record batches."""
 
     def __init__(self) -> None:
         self._rows: List[Dict[str, Any]] = []   # one dict a decision row (Arrow builds the columns in C++)

@@ -21,6 +21,8 @@ WITH parsed AS (
     -- a map is null where its object repeats a key or is not an object: json.loads reads those otherwise
     -- (`questions` as DuckDB's text too: its compact text is that of each distinct one)
     SELECT pos, top, j, from_json(j.questions, '"MAP(VARCHAR, JSON)"') AS qmap,
+           -- `row.model or None`: an empty string or a zero is no model
+           j.model <> '""' AND coalesce(lc_json_number(j.model) <> 0, true) AS model_given,
            -- (a Python function's call written once: DuckDB evaluates a repeated expression on every row)
            CASE WHEN lc_json_token(j.state) IS NULL THEN lc_json_texts(j.state) END AS state_texts
     FROM (SELECT pos, json_keys(line) AS top,     -- (from_json: a JSON null is NULL, as an absent key is)
@@ -31,21 +33,21 @@ WITH parsed AS (
           FROM lines)
 ), row_facts AS (
     SELECT pos, qmap AS questions, j.expected AS expected, j.answers AS answers,
+           -- (a JSON null comes out of from_json as NULL, in a struct, map or list alike)
            -- what check_row, _record_row and _row_facts read, as they read it (list_bool_and skips nulls)
            len(list_distinct(top)) = len(top) AND list_contains(top, 'state')
            AND cardinality(j.expected) > 0 AND list_has_all(map_keys(qmap), map_keys(j.expected))
            AND j.answers IS NOT NULL
-           AND (j.tags IS NULL OR json_type(j.tags) = 'NULL'
+           AND (j.tags IS NULL
                 OR (json_type(j.tags) = 'ARRAY' AND coalesce(list_bool_and(list_transform(
                         from_json(j.tags, '["JSON"]'), lambda t: coalesce(json_type(t) = 'VARCHAR', false))), true)))
-           AND (j.latency_ms IS NULL OR json_type(j.latency_ms) = 'NULL'
-                OR (lc_json_exact(j.latency_ms) AND lc_json_number(j.latency_ms) >= 0))
-           AND (j.language IS NULL OR json_type(j.language) = 'NULL' OR isfinite(lc_json_number(j.language))
+           AND (j.latency_ms IS NULL OR (lc_json_exact(j.latency_ms) AND lc_json_number(j.latency_ms) >= 0))
+           AND (j.language IS NULL OR isfinite(lc_json_number(j.language))
                 OR (json_type(j.language) = 'VARCHAR' AND lc_json_token(j.language) IS NOT NULL))
-           AND (j.model IS NULL OR json_type(j.model) = 'NULL' OR isfinite(lc_json_number(j.model))
+           AND (j.model IS NULL OR isfinite(lc_json_number(j.model))
                 OR (json_type(j.model) = 'VARCHAR' AND lc_json_token(j.model) IS NOT NULL))
-           AND (j.item_id IS NULL OR json_type(j.item_id) IN ('NULL', 'VARCHAR') OR isfinite(lc_json_number(j.item_id)))
-           AND (j.source_item_id IS NULL OR json_type(j.source_item_id) IN ('NULL', 'VARCHAR')
+           AND (j.item_id IS NULL OR json_type(j.item_id) = 'VARCHAR' OR isfinite(lc_json_number(j.item_id)))
+           AND (j.source_item_id IS NULL OR json_type(j.source_item_id) = 'VARCHAR'
                 OR isfinite(lc_json_number(j.source_item_id))) AS row_ok,
            CASE WHEN j.state IS NULL THEN 'null' ELSE coalesce(lc_json_token(j.state), state_texts.canonical) END
                AS state_text,
@@ -62,13 +64,10 @@ WITH parsed AS (
                      WHEN lc_json_plain(j.tags) THEN ',"tags":' || j.tags ELSE ',"tags":' || lc_json_texts(j.tags).compact END
              || CASE WHEN list_contains(top, 'model') THEN ',"model":' || coalesce(lc_json_token(j.model), 'null') ELSE '' END
              || '}' AS labelled,
-           CASE WHEN json_type(j.language) <> 'NULL' THEN lc_json_token(j.language) END AS language,
+           lc_json_token(j.language) AS language,
            lc_json_str(j.language) AS language_key,
-           -- `row.model or None`: an empty string or a zero is no model
-           CASE WHEN json_type(j.model) <> 'NULL' AND j.model <> '""' AND coalesce(lc_json_number(j.model) <> 0, true)
-                THEN lc_json_token(j.model) END AS model,
-           CASE WHEN json_type(j.model) <> 'NULL' AND j.model <> '""' AND coalesce(lc_json_number(j.model) <> 0, true)
-                THEN lc_json_str(j.model) END AS model_key,
+           CASE WHEN model_given THEN lc_json_token(j.model) END AS model,
+           CASE WHEN model_given THEN lc_json_str(j.model) END AS model_key,
            CASE WHEN json_type(j.tags) = 'ARRAY' THEN from_json(j.tags, '["VARCHAR"]') ELSE [] END AS tags,
            lc_json_str(j.item_id) AS item_id, lc_json_str(j.source_item_id) AS source_item_id,
            lc_json_number(j.latency_ms) AS call_ms
@@ -95,16 +94,15 @@ WITH parsed AS (
     SELECT *,
            -- what add_case reads without an error, and reads as this query does
            row_ok AND a IS NOT NULL
-           AND (a['type'] IS NULL OR json_type(a['type']) IN ('NULL', 'VARCHAR'))
+           AND (a['type'] IS NULL OR json_type(a['type']) = 'VARCHAR')
            -- (a map's JSON null is NULL, as an absent key's value is: a null noul or score is refused there)
            AND (NOT map_contains(a, 'noul') OR json_type(a['noul']) = 'BOOLEAN'
                 OR lc_json_exact_number(a['noul'], noul_number))
            AND (NOT map_contains(a, 'score') OR lc_json_exact_number(a['score'], score_number))
-           AND (a['choice'] IS NULL OR json_type(a['choice']) IN ('NULL', 'VARCHAR') OR isfinite(lc_json_number(a['choice'])))
+           AND (a['choice'] IS NULL OR json_type(a['choice']) = 'VARCHAR' OR isfinite(lc_json_number(a['choice'])))
            AND (ac IS NULL OR lc_json_exact_number(a['answer_confidence'], ac))
            AND (cf IS NULL OR lc_json_exact_number(a['confidence'], cf))
-           AND (a['probabilities'] IS NULL OR json_type(a['probabilities']) = 'NULL'
-                OR (probs IS NOT NULL
+           AND (a['probabilities'] IS NULL OR (probs IS NOT NULL
                     AND coalesce(list_bool_and(list_transform(map_values(probs), lambda v: coalesce(lc_json_exact(v), false))), true)))
            AND (label_number IS NULL OR lc_json_exact_number(label, label_number)) AS case_ok,
            cardinality(probs) > 0 AS has_probs
@@ -120,9 +118,10 @@ SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, body.id AS body_i
        CASE WHEN qid_pos = 0 THEN call_ms END AS call_ms,
        CASE WHEN label IS NULL THEN 'null' ELSE coalesce(lc_json_token(label), lc_json_texts(label).canonical) END
            AS expected_json,
-       CASE json_type(label) WHEN 'NULL' THEN 'null' WHEN 'BOOLEAN' THEN 'bool' WHEN 'VARCHAR' THEN 'string'
-                             WHEN 'BIGINT' THEN 'number' WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number'
-                             ELSE CASE WHEN label IS NULL THEN 'null' ELSE 'other' END END AS expected_kind,
+       CASE WHEN label IS NULL THEN 'null'
+            ELSE CASE json_type(label) WHEN 'BOOLEAN' THEN 'bool' WHEN 'VARCHAR' THEN 'string' WHEN 'BIGINT' THEN 'number'
+                                       WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number' ELSE 'other' END
+       END AS expected_kind,
        kind AS answer_type,
        coalesce(CASE WHEN lc_json_plain(answer) AND NOT list_bool_or(list_transform(
                           map_entries(a), lambda e: e.key <> 'probabilities' AND json_type(e.value) IN ('OBJECT', 'ARRAY')))
