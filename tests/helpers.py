@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -190,3 +191,27 @@ def last_bit_rows() -> List[Dict[str, Any]]:
         rows.append({"state": "s%d" % i, "questions": body, "expected": {"intent": gold},
                      "answers": {"intent": {"type": "choice", "choice": pred, "answer_confidence": p}}})
     return rows
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal values of equal types; floats bit for bit (NaN equals NaN, -0.0 is not 0.0), lists item by item."""
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def stored_run(wh: Any, run_id: str):
+    """What a committed run stores: its decision rows (one table), their Parquet row-group sizes, its runs row
+    (less run_id and created_at) and its slice sets."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = wh.case_files(run_id)
+    cases = pa.concat_tables([pq.read_table(str(p)) for p in files]) if files else None
+    layout = [[pq.ParquetFile(str(p)).metadata.row_group(i).num_rows
+               for i in range(pq.ParquetFile(str(p)).metadata.num_row_groups)] for p in files]
+    run = pq.read_table(str(wh.run_file(run_id))).drop(["run_id", "created_at"]).to_pylist()
+    sets = pa.concat_tables([pq.read_table(str(p)) for p in wh.slice_set_files(run_id)]).to_pylist()
+    return cases, layout, run, sets

@@ -11,7 +11,7 @@ from typing import Callable, List, Optional
 
 from laya_cases.core.errors import UsageError
 from laya_cases.harness.massive import document
-from laya_cases.imports import helm, inspect_log, lighteval, lmeval
+from laya_cases.imports import helm, inspect_log, lighteval, lmeval, lmeval_columns
 from laya_cases.imports.common import ImportResult, commit_all
 
 FORMATS = ("lm-eval", "inspect", "harness", "laya-evals", "lighteval", "helm")
@@ -78,4 +78,5 @@ def import_path(wh, path: str, fmt: Optional[str] = None, run_id: Optional[str] 
     else:
         sets = inspect_log.logs(path)
     ids = [run_id if run_id is None or len(sets) == 1 else "%s-%d" % (run_id, i + 1) for i in range(len(sets))]
-    return commit_all(wh, [(one.source, one.rows, rid) for one, rid in zip(sets, ids)], progress)
+    fast = (lambda one: lmeval_columns.Columnwise(one).record) if fmt == "lm-eval" else (lambda one: None)
+    return commit_all(wh, [(one.source, one.rows, rid, fast(one)) for one, rid in zip(sets, ids)], progress)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from laya_cases.core.errors import UsageError
 from laya_cases.core.dataset import Row
 from laya_cases.core.identity import file_sha256
+from laya_cases.record.ingest.blocks import Fallback
 from laya_cases.record.recorder import RecordedRun, RunRecorder
 from laya_cases.store.warehouse import Warehouse
 from laya_cases.store.layout import new_run_id, taken
@@ -92,33 +93,41 @@ class ImportResult:
 PROGRESS_EVERY = 1000
 
 
-def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Imported]], Optional[str]]],
-               progress: Optional[Callable[[int], None]] = None) -> List[ImportResult]:
-    """Record each (source, rows, run id) as one run of kind `import`; every run is read into its staging
-    area before any is made visible, so a bad line anywhere commits nothing. A source whose very files
-    were imported before names that run instead. `progress(rows read so far, all runs)`: every
-    PROGRESS_EVERY rows and once at the end (the CLI's bar)."""
+#: One run to import: its Source, its rows (a callable yielding Imported), the run id it asks for (None: a new
+#: one), and optionally a column-wise reader that records the same rows into a RunRecorder, or raises
+#: Fallback (the rows are then recorded one by one).
+Part = Tuple[Source, Callable[[], Iterable[Imported]], Optional[str], Optional[Callable[..., None]]]
+
+
+def commit_all(wh: Warehouse, parts: List[Part], progress: Optional[Callable[[int], None]] = None) -> List[ImportResult]:
+    """Record each part as one run of kind `import`; every run is read into its staging area before any
+    is made visible, so a bad line anywhere commits nothing. A source whose very files were imported
+    before names that run instead. `progress(rows read so far, all runs)`: every PROGRESS_EVERY rows (or
+    block) and once at the end (the CLI's bar)."""
     done = 0
     out: List[Optional[ImportResult]] = []
     staged: List[Tuple[int, RunRecorder, Source, Dict[str, Any]]] = []
     with ExitStack() as stack:
-        for source, rows, run_id in parts:
+        for source, rows, run_id, columnwise in parts:
             ident = source.identity()
             before = imported_before(wh, ident)
             if before is not None:
                 out.append(ImportResult(before, 0, True, ["%s was already imported as run %s (same files, same "
                                                           "normalisation); nothing committed" % (source.label, before)]))
                 continue
-            recorder = RunRecorder(wh, new_run_id() if run_id is None else run_id, source.label)
-            if wh.has_run(recorder.run_id) or any(r.run_id == recorder.run_id for _, r, _, _ in staged):
-                raise taken(recorder.run_id, wh.root)
-            stack.enter_context(recorder.staging())
-            for index, item in enumerate(rows()):
-                _record(recorder, index, item)
-                recorder.flush()
-                done += 1
-                if progress is not None and done % PROGRESS_EVERY == 0:
-                    progress(done)
+            run_id = new_run_id() if run_id is None else run_id
+            if wh.has_run(run_id) or any(r.run_id == run_id for _, r, _, _ in staged):
+                raise taken(run_id, wh.root)
+            recorder = None if columnwise is None else _columnwise(stack, wh, run_id, source, columnwise, progress, done)
+            if recorder is None:
+                recorder = RunRecorder(wh, run_id, source.label)
+                stack.enter_context(recorder.staging())
+                for index, item in enumerate(rows()):
+                    _record(recorder, index, item)
+                    recorder.flush()
+                    if progress is not None and (done + index + 1) % PROGRESS_EVERY == 0:
+                        progress(done + index + 1)
+            done += recorder.n_rows
             staged.append((len(out), recorder, source, ident))
             out.append(None)
         for slot, recorder, source, ident in staged:
@@ -131,6 +140,21 @@ def commit_all(wh: Warehouse, parts: List[Tuple[Source, Callable[[], Iterable[Im
     if progress is not None:
         progress(done)
     return [r for r in out if r is not None]
+
+
+def _columnwise(stack: ExitStack, wh: Warehouse, run_id: str, source: Source, record: Callable[..., None],
+                progress: Optional[Callable[[int], None]], done: int) -> Optional[RunRecorder]:
+    """The run recorded column-wise, its staging area kept open in `stack`; None when the reader cannot
+    read it as the per-row path does (Fallback) or meets an error (the per-row path then names it)."""
+    recorder = RunRecorder(wh, run_id, source.label)
+    try:
+        with ExitStack() as inner:
+            inner.enter_context(recorder.staging())
+            record(recorder, None if progress is None else (lambda n: progress(done + n)))
+            stack.enter_context(inner.pop_all())
+            return recorder
+    except (Fallback, UsageError):
+        return None
 
 
 def _record(recorder: RunRecorder, index: int, item: Imported) -> None:

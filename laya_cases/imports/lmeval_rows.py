@@ -101,7 +101,9 @@ def _gold(target: Any, choices: List[str], where: str) -> List[int]:
 def _softmax(scores: List[float]) -> List[float]:
     top = max(scores)
     exps = [math.exp(s - top) for s in scores]
-    total = sum(exps)
+    total = 0.0
+    for e in exps:            # left to right, as sql/imports/lmeval_lines.sql sums (sum() compensates from Python 3.12)
+        total += e
     return [e / total for e in exps]
 
 

@@ -61,6 +61,11 @@ def query(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, 
     return con.execute(text(name), _bind(name, params))
 
 
+def arrow(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, Any]] = None):
+    """Run sql/<name> on DuckDB; its result as an Arrow table (a relation's, not the DB-API cursor's copy)."""
+    return con.sql(text(name), params=_bind(name, params)).to_arrow_table()
+
+
 def count(con: duckdb.DuckDBPyConnection, name: str, params: Optional[Dict[str, Any]] = None) -> int:
     """How many rows sql/<name> returns, counted by DuckDB (no rows reach Python)."""
     return con.execute("SELECT count(*) FROM (%s)" % text(name), _bind(name, params)).fetchone()[0]

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, same_value as _same, stored_run as _runs
 from laya_cases.core.errors import UsageError
 from laya_cases.record.ingest import bulk as ingest_bulk
 from laya_cases.record import recorder as record
@@ -32,24 +32,6 @@ from laya_cases.record.ingest.template import Unsupported
 from laya_cases.store.warehouse import Warehouse
 
 INPUTS = sorted((ROOT / "tests" / "golden" / "inputs").glob("*.answers.jsonl"))   # the spec fixtures' answers
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def _runs(wh: Warehouse, run_id: str):
-    files = wh.case_files(run_id)
-    cases = pa.concat_tables([pq.read_table(str(p)) for p in files]) if files else None
-    layout = [[pq.ParquetFile(str(p)).metadata.row_group(i).num_rows
-               for i in range(pq.ParquetFile(str(p)).metadata.num_row_groups)] for p in files]
-    run = pq.read_table(str(wh.run_file(run_id))).drop(["run_id", "created_at"]).to_pylist()
-    sets = pa.concat_tables([pq.read_table(str(p)) for p in wh.slice_set_files(run_id)]).to_pylist()
-    return cases, layout, run, sets
 
 
 def ingest_both(tmp_path: Path, path: Path, monkeypatch=None) -> int:
@@ -766,11 +748,11 @@ def _duplicate_a_key(rng: random.Random, text: str) -> str:
 def _per_row_accepts(recorder, line: str) -> bool:
     """Whether the per-row path reads the line without an error (check_row, then its decisions)."""
     from laya_cases.core.dataset import Row, check_row
-    from laya_cases.record.ingest.answers import _record_row
+    from laya_cases.record.ingest.answers import record_answers_row
 
     try:
         value = json.loads(line)
-        _record_row(recorder, Row(index=0, line_no=1, raw=value, tags=check_row(value, "x")))
+        record_answers_row(recorder, Row(index=0, line_no=1, raw=value, tags=check_row(value, "x")))
     except (UsageError, ValueError):
         return False
     return True

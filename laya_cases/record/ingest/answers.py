@@ -44,7 +44,7 @@ def _check_pairing(where: str, row: D.Row, ref: Optional[D.Row], dataset_path: s
                          % (where, dataset_path, ref.line_no, field))
 
 
-def _record_row(recorder: RunRecorder, row: D.Row) -> None:
+def record_answers_row(recorder: RunRecorder, row: D.Row) -> None:
     """One answers row: its `answers` object and `latency_ms` checked, its decision rows buffered."""
     where = recorder.where(row)
     answers = row.raw.get("answers")
@@ -95,7 +95,7 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
         recorder = RunRecorder(wh, run_id, answers_path)
         try:
             with recorder.staging():
-                BulkIngest(recorder, answers_path, _record_row).run(progress)
+                BulkIngest(recorder, answers_path, record_answers_row).run(progress)
                 return recorder.commit(kind="ingest", dataset=answers_path, dataset_sha256=None,
                                        runner="recorded", config={},
                                        settings={"answers": answers_path, "python": platform.python_version()})
@@ -109,7 +109,7 @@ def ingest(wh: Warehouse, answers_path: str, *, run_id: Optional[str] = None,
             if reference_rows is not None:
                 _check_pairing(recorder.where(row), row, next(reference_rows, None), dataset_path)
             recorder.note_row(row)
-            _record_row(recorder, row)
+            record_answers_row(recorder, row)
             if progress and recorder.n_rows % PROGRESS_EVERY == 0:
                 progress(recorder.n_rows)
             recorder.flush()

@@ -16,7 +16,7 @@ path's.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -59,8 +59,15 @@ def _braced(lines: pa.Array) -> np.ndarray:
 class BulkIngest:
     """Feeds one answers file into `recorder` (whose buffer becomes a RawBuffer)."""
 
-    def __init__(self, recorder: RunRecorder, path: str, record_row: Callable[[RunRecorder, Row], None]):
+    def __init__(self, recorder: RunRecorder, path: str, record_row: Callable[[RunRecorder, Row], None], *,
+                 blocks: Optional[Iterator[pa.Array]] = None, finish: Optional[Callable[[pa.Table], pa.Table]] = None,
+                 templates: bool = True):
+        """`blocks`: the lines, a block at a time, when they are not the file at `path` (an import's answers
+        lines; `path` then only names them); `finish(decision rows of one block)`: the rows as stored;
+        `templates`: False for lines no template reads (DuckDB's compact text): every block goes to the
+        loose reader untried."""
         self.rec, self.path, self.record_row = recorder, path, record_row
+        self.blocks, self.finish, self.templates_first = blocks, finish, templates
         self.raw = recorder.buffer = RawBuffer()
         self.templates: List[Template] = []
         self.rejected: set = set()
@@ -84,7 +91,8 @@ class BulkIngest:
         becomes decision rows and block i-1 is written to Parquet (another thread)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        line_no, blocks, reader = 0, read_blocks(self.path, BLOCK_BYTES), ThreadPoolExecutor(1)
+        blocks = read_blocks(self.path, BLOCK_BYTES) if self.blocks is None else self.blocks
+        line_no, reader = 0, ThreadPoolExecutor(1)
 
         def read() -> Optional[tuple]:
             lines = next(blocks, None)
@@ -126,8 +134,8 @@ class BulkIngest:
         PROBE_EVERY - 1 blocks; the one after probes again. A first block that neither reads sends the
         whole file to the per-row path (Fallback: faster than this one's merging)."""
         self._connect()
-        if self.skip:
-            self.skip -= 1
+        if self.skip or not self.templates_first:
+            self.skip = max(0, self.skip - 1)
             return [], None, self._loose(lines, np.flatnonzero(_braced(lines)))
         if len(lines) >= 4 * SAMPLE and not self._readable(lines.take(pa.array(range(0, len(lines),
                                                                                      len(lines) // SAMPLE)))):
@@ -294,7 +302,8 @@ class BulkIngest:
         merged = pa.concat_tables(tables)
         if len(tables) != 2 or split is not None or tables[-1].num_rows:   # one reader alone is in line order
             merged = merged.take(pc.sort_indices(merged, [("line_no", "ascending"), ("qid_pos", "ascending")]))
-        self._queue(self._ordered(merged), counts[kept])
+        merged = self._ordered(merged)
+        self._queue(merged if self.finish is None else self.finish(merged), counts[kept])
 
     def _rows_in_order(self, first: int, stripped: Dict[int, str], row_index: np.ndarray, fast: np.ndarray,
                        compact: Any, counts: np.ndarray) -> None:

@@ -1,0 +1,122 @@
+"""lm-eval samples files read column-wise: the import of a large log at `ingest`'s speed (issue 31).
+
+Each samples line becomes the answers-file line of the row lmeval_rows.py choice_row would build
+(sql/imports/lmeval_lines.sql, one DuckDB query a block), and `ingest`'s column-wise reader records those
+lines (record/ingest/bulk.py), so an import and an ingest share one definition of every decision column.
+What an answers line cannot say is set on the decision rows afterwards: the samples file's line number and
+the log-likelihoods (`logits`).
+
+Only runs whose tasks are all multiple_choice are read here, and only while every line is one the query
+reads as choice_row does; any other line (an unusual value, a generation task, a bad line) raises
+`Fallback`, and the run is imported row by row, which also names any error.
+"""
+from __future__ import annotations
+
+import json
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Deque, Iterator, Optional, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+from laya_cases.imports.lmeval_rows import NORMS
+from laya_cases.query import sql as sqlfiles
+from laya_cases.record.ingest.answers import record_answers_row
+from laya_cases.record.ingest.blocks import Fallback, read_blocks
+from laya_cases.record.ingest.bulk import BulkIngest
+from laya_cases.record.recorder import RunRecorder
+from laya_cases.store.schema import DECISION_SCHEMA
+
+BLOCK_BYTES = 16 << 20        # samples lines are ~1.5 KB: a block is ~10,000 of them
+_SQL = "imports/lmeval_lines.sql"
+
+
+def _loads_ok(lines: Any) -> pa.Array:
+    """Whether json.loads reads each line (DuckDB reads a trailing comma json.loads refuses)."""
+    out = []
+    for line in lines.to_pylist():
+        try:
+            json.loads(line)
+            out.append(True)
+        except (ValueError, RecursionError):
+            out.append(False)
+    return pa.array(out, pa.bool_())
+
+
+def _connect() -> Any:
+    import duckdb
+    from duckdb.sqltypes import BOOLEAN, VARCHAR
+
+    con = duckdb.connect()
+    con.execute(sqlfiles.text("ingest/json_values.sql"))
+    con.execute(sqlfiles.text("imports/lmeval_values.sql"))
+    con.create_function("lc_loads_ok", _loads_ok, [VARCHAR], BOOLEAN, type="arrow", side_effects=False)
+    return con
+
+
+def _ahead(blocks: Iterator[pa.Array]) -> Iterator[pa.Array]:
+    """The blocks, the next one made on a thread of its own while the caller reads this one (the ingest
+    reader's query and this file's overlap; DuckDB lets go of the GIL)."""
+    with ThreadPoolExecutor(1) as pool:
+        coming = pool.submit(next, blocks, None)
+        while True:
+            block = coming.result()
+            if block is None:
+                return
+            coming = pool.submit(next, blocks, None)
+            yield block
+
+
+class Columnwise:
+    """Records one lm-eval Results (lmeval.Results) into a recorder, or raises Fallback."""
+
+    def __init__(self, results: Any):
+        self.results = results
+        self.side: Deque[Tuple[int, pa.Array, pa.Array]] = deque()   # (first row index, line_no, logits) a block
+        self.rows = 0
+
+    def record(self, recorder: RunRecorder, progress: Optional[Callable[[int], None]] = None) -> None:
+        if any(task.output_type != "multiple_choice" for task in self.results.tasks.values()):
+            raise Fallback("a task that is not multiple_choice")
+        BulkIngest(recorder, self.results.path, record_answers_row, blocks=_ahead(self._blocks()),
+                   finish=self._finish, templates=False).run(progress)
+
+    def _blocks(self) -> Iterator[pa.Array]:
+        import duckdb
+
+        con = _connect()
+        results = self.results
+        for name in sorted(results.samples):
+            task, path, first = results.tasks[name], results.samples[name], 0
+            params = {"task": task.name, "qid": task.qid, "language": task.language, "delimiter": task.delimiter,
+                      "norm": results.norm, "metric": NORMS[results.norm], "item_field": results.item_field}
+            for lines in read_blocks(path, BLOCK_BYTES):
+                table = pa.table({"line_no": pa.array(np.arange(first + 1, first + len(lines) + 1)), "line": lines})
+                # four batches: DuckDB scans an Arrow table a batch per thread
+                con.register("lines", pa.Table.from_batches(table.to_batches(max_chunksize=len(lines) // 4 + 1)))
+                try:
+                    out = sqlfiles.arrow(con, _SQL, params)
+                except duckdb.Error as exc:      # never met: the per-row path reads what the query cannot
+                    raise Fallback("%s: %s" % (path, exc)) from None
+                finally:
+                    con.unregister("lines")
+                first += len(lines)
+                if not out.num_rows:
+                    continue
+                if not all(out.column("ok").to_pylist()):
+                    raise Fallback("%s: a line the column-wise reader does not read as choice_row does" % path)
+                self.side.append((self.rows, out.column("line_no").combine_chunks(), out.column("logits").combine_chunks()))
+                self.rows += out.num_rows
+                yield out.column("answers").combine_chunks()
+
+    def _finish(self, table: pa.Table) -> pa.Table:
+        """One block's decision rows as the per-row import stores them: the samples file's line numbers and
+        the log-likelihoods."""
+        first, line_no, logits = self.side.popleft()
+        at = pa.array(table.column("row_index").to_numpy() - first)
+        for name, values in (("line_no", line_no), ("logits", logits)):
+            index = table.schema.get_field_index(name)
+            table = table.set_column(index, DECISION_SCHEMA.field(name), values.take(at).cast(DECISION_SCHEMA.field(name).type))
+        return table
+
