@@ -97,7 +97,7 @@ class Columnwise:
                 con.register("lines", pa.Table.from_batches(table.to_batches(max_chunksize=len(lines) // 4 + 1)))
                 try:
                     out = sqlfiles.arrow(con, _SQL, params)
-                except duckdb.Error as exc:      # never met: the per-row path reads what the query cannot
+                except duckdb.Error as exc:      # a line DuckDB cannot parse: the per-row path reads the run
                     raise Fallback("%s: %s" % (path, exc)) from None
                 finally:
                     con.unregister("lines")

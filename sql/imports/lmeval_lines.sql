@@ -2,9 +2,9 @@
 -- spec: S2.4 (a choice answer's probabilities), S9 (an import: lm-eval's own per-doc metric is checked);
 --       docs/imports.md "lm-eval" (the rules, as laya_cases/imports/lmeval_rows.py choice_row applies them)
 -- grain: one row per non-blank line of the block, in line order
--- input: lines(line_no, line): physical lines of a samples_<task>_<date>.jsonl (laya_cases/imports/lmeval_bulk.py);
+-- input: lines(line_no, line): physical lines of a samples_<task>_<date>.jsonl (laya_cases/imports/lmeval_columns.py);
 --        the Python function lc_loads_ok (whether json.loads reads a line DuckDB may read otherwise);
---        macros sql/imports/lmeval_values.sql
+--        macros sql/imports/lmeval_values.sql and sql/ingest/json_values.sql (lc_json_number)
 -- params: task, qid, language, delimiter, norm, metric, item_field
 -- output: line_no, ok (false: this line is not read here alike, so the run is imported row by row, which also
 --         names any error), answers (the row as an answers-file line: state, questions, expected, tags,
@@ -14,27 +14,24 @@
 --      round-trips every double; each value the line holds parses to what choice_row builds, key order
 --      included. Anything outside that (a value choice_row reads through str(), float() of an unusual text,
 --      a repeated key) makes `ok` false rather than a guess.
-WITH checked AS (
-    -- json.loads and DuckDB read a line alike unless it has a trailing comma (DuckDB reads it, json.loads does
-    -- not: Python's reader has the say) or a lone surrogate escape (json.loads reads it, json_valid does not)
-    SELECT line_no, line,
-           json_valid(line) AND (NOT regexp_matches(line, ',[ \t]*[\]}]') OR lc_loads_ok(line)) AS readable
-    FROM lines
-    WHERE NOT regexp_full_match(line, '[ \t]*')        -- blank lines are skipped, as lmeval.py's reader skips them
-), parsed AS (
+WITH parsed AS (
     -- each line parsed once; its keys tell a repeated key (json.loads keeps the last, DuckDB the first) and
-    -- which keys are present
-    SELECT line_no, top, j, from_json(j.doc, '"MAP(VARCHAR, JSON)"') AS doc,
+    -- which keys are present. A trailing comma (DuckDB reads it, json.loads does not) leaves the line to
+    -- Python's reader; a line DuckDB cannot parse (a lone surrogate escape, which json.loads reads) fails
+    -- the query, and the run is read row by row.
+    SELECT line_no, CASE WHEN j IS NOT NULL THEN json_keys(line) END AS top, j,
+           from_json(j.doc, '"MAP(VARCHAR, JSON)"') AS doc,
            -- arguments: {"gen_args_<i>": {"arg_0": context, "arg_1": continuation}}, or [[context, continuation]]
            CASE json_type(j.arguments) WHEN 'OBJECT' THEN from_json(j.arguments, '"MAP(VARCHAR, STRUCT(arg_1 JSON))"') END
                AS arg_map,
            CASE json_type(j.arguments) WHEN 'ARRAY' THEN from_json(j.arguments, '[["JSON"]]') END AS arg_list
-    FROM (SELECT line_no,
-                 CASE WHEN readable THEN json_keys(line) END AS top,
-                 CASE WHEN readable THEN from_json(line, '{"doc_id": "JSON", "doc": "JSON", "target": "JSON", "filter": "JSON",
-                                                         "arguments": "JSON", "filtered_resps": [["JSON"]], "acc": "JSON",
-                                                         "acc_norm": "JSON", "acc_bytes": "JSON", "brier_score": "JSON"}') END AS j
-          FROM checked)
+    FROM (SELECT line_no, line,
+                 CASE WHEN NOT regexp_matches(line, ',[ \t]*[\]}]') OR lc_loads_ok(line)
+                      THEN from_json(line, '{"doc_id": "JSON", "doc": "JSON", "target": "JSON", "filter": "JSON",
+                                                 "arguments": "JSON", "filtered_resps": [["JSON"]], "acc": "JSON",
+                                                 "acc_norm": "JSON", "acc_bytes": "JSON", "brier_score": "JSON"}') END AS j
+          FROM lines
+          WHERE NOT regexp_full_match(line, '[ \t]*'))      -- blank lines are skipped, as lmeval.py's reader skips them
 ), fields AS (
     SELECT line_no, top, j, doc, arg_map, arg_list,
            list_transform(j.filtered_resps, lambda r: lc_lm_float(r[1])) AS all_lls,
