@@ -17,8 +17,10 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Deque, Iterator, Optional, Tuple
 
+import duckdb
 import numpy as np
 import pyarrow as pa
+from duckdb import sqltypes
 
 from laya_cases.imports.lmeval_rows import NORMS
 from laya_cases.query import sql as sqlfiles
@@ -45,13 +47,10 @@ def _loads_ok(lines: Any) -> pa.Array:
 
 
 def _connect() -> Any:
-    import duckdb
-    from duckdb.sqltypes import BOOLEAN, VARCHAR
-
     con = duckdb.connect()
     con.execute(sqlfiles.text("ingest/json_values.sql"))
     con.execute(sqlfiles.text("imports/lmeval_values.sql"))
-    con.create_function("lc_loads_ok", _loads_ok, [VARCHAR], BOOLEAN, type="arrow", side_effects=False)
+    con.create_function("lc_loads_ok", _loads_ok, [sqltypes.VARCHAR], sqltypes.BOOLEAN, type="arrow", side_effects=False)
     return con
 
 
@@ -83,8 +82,6 @@ class Columnwise:
                    finish=self._finish, templates=False).run(progress)
 
     def _blocks(self) -> Iterator[pa.Array]:
-        import duckdb
-
         con = _connect()
         results = self.results
         for name in sorted(results.samples):
