@@ -267,3 +267,21 @@ def test_a_hostile_line_gives_the_per_row_import_s_cells_or_error(tmp_path, seed
     norm = ("raw", "chars", "bytes")[seed % 3]
     folder = write_log(tmp_path / "log", seed, TASKS[seed % len(TASKS)], 8, norm, hostile=seed % 8)
     import_both(tmp_path, folder, norm=norm)
+
+
+def test_a_bad_log_after_a_column_wise_run_commits_nothing(tmp_path):
+    """The first results set is staged column-wise; the second's bad line aborts the import: neither is
+    committed, and the message is the per-row reader's, naming file, line and field."""
+    logs = tmp_path / "logs"
+    _mc_only(logs, "gpt2-random-seed1")
+    bad = write_log(logs / "z-bad", 3, ["banking77_mc4"], 6, "raw")
+    path = next(bad.glob("samples_*.jsonl"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    sample = json.loads(lines[2])
+    sample["filtered_resps"] = "none"
+    lines[2] = json.dumps(sample)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    wh = Warehouse(str(tmp_path / "wh"))
+    with pytest.raises(UsageError, match=r"%s:3 field 'filtered_resps'" % re.escape(str(path))):
+        import_path(wh, str(logs))
+    assert not wh.run_ids()
