@@ -116,4 +116,3 @@ class Columnwise:
             index = table.schema.get_field_index(name)
             table = table.set_column(index, DECISION_SCHEMA.field(name), values.take(at).cast(DECISION_SCHEMA.field(name).type))
         return table
-

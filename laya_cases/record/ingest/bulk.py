@@ -67,7 +67,7 @@ class BulkIngest:
         `templates`: False for lines no template reads (DuckDB's compact text): every block goes to the
         loose reader untried."""
         self.rec, self.path, self.record_row = recorder, path, record_row
-        self.blocks, self.finish, self.templates_first = blocks, finish, templates
+        self.blocks, self.finish, self.use_templates = blocks, finish, templates
         self.raw = recorder.buffer = RawBuffer()
         self.templates: List[Template] = []
         self.rejected: set = set()
@@ -134,7 +134,7 @@ class BulkIngest:
         PROBE_EVERY - 1 blocks; the one after probes again. A first block that neither reads sends the
         whole file to the per-row path (Fallback: faster than this one's merging)."""
         self._connect()
-        if self.skip or not self.templates_first:
+        if self.skip or not self.use_templates:
             self.skip = max(0, self.skip - 1)
             return [], None, self._loose(lines, np.flatnonzero(_braced(lines)))
         if len(lines) >= 4 * SAMPLE and not self._readable(lines.take(pa.array(range(0, len(lines),
