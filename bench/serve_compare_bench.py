@@ -1,5 +1,7 @@
-"""How fast `laya-cases serve` answers the N-run compare pages on big synthetic runs (issue 30: first
-byte of /compare on 1M-decision runs; issue 32 item 4). Printed, never asserted.
+"""How fast `laya-cases serve` answers the compare pages on big synthetic runs (issue 30: first byte of
+/compare on 1M-decision runs; issue 32 item 4). Printed, never asserted. The two-run diff page
+(/compare?a=&b=) of runs this big comes first without its bootstrap interval, drawn meanwhile on a thread:
+the cold section also prints when the whole diff is in.
 
     .venv/bin/python bench/serve_compare_bench.py --rows 1000000 --keep /tmp/whcmp
 
@@ -90,6 +92,7 @@ def main() -> None:
         ("cases of b, searched and sorted", "/run/b/cases?q=refund&sort=confidence&dir=desc"),
         ("one case of c", "/run/c/case?row=%d&qid=intent" % mid),
         ("one case side by side in a, b, c", "/case?runs=a,b,c&row=%d&qid=intent" % mid),
+        ("diff of a, b (first view: no interval)", "/compare?a=a&b=b"),
         ("compare 2 runs", "/compare?runs=a,b"),
         ("compare 2 runs by language", "/compare?runs=a,b&by=language"),
         ("compare 3 runs", "/compare?runs=a,b,c"),
@@ -111,7 +114,11 @@ def main() -> None:
     print("cold (a fresh app per page, first byte):")
     for name, url in [p for p in pages if p[1].startswith("/compare?")]:
         client = TestClient(create_app(root))
+        t = time.perf_counter()
         print("%-40s %10.3f" % (name, first_byte(client, url)))
+        if "a=" in url:                          # the diff's page: its interval is drawn on a thread meanwhile
+            client.get(url + "&format=json")
+            print("%-40s %10.3f" % ("  ... the whole diff (with its interval)", time.perf_counter() - t))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,12 @@ def replicate_values(con, seed: int, n: int, bootstrap: int, classes_table: str,
             run(batch)
             batch, rows = [], 0
     run(batch)                                # the rest (none at all: the file's empty answer)
+    return values_table(columns)
+
+
+def values_table(columns: Optional[Dict[str, List[Any]]] = None) -> pa.Table:
+    """The (dim, key, metric, value) replicate rows as a table; none without `columns` (no interval drawn)."""
+    columns = columns or {"dim": [], "key": [], "metric": [], "value": []}
     return pa.table({"dim": pa.array(columns["dim"], pa.string()), "key": pa.array(columns["key"], pa.string()),
                      "metric": pa.array(columns["metric"], pa.string()),
                      "value": pa.array(columns["value"], pa.float64())})

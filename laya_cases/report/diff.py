@@ -72,14 +72,15 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
          master: Optional[str] = None,
          blocks: Sequence[DiffBlock] = (),
          phase: Optional[Callable[[int, int, str], None]] = None,
-         reruns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+         reruns: Optional[Sequence[str]] = None, interval: bool = True) -> Dict[str, Any]:
     """Compare run B against run A case by case; returns the diff document (see module docstring).
     `engine`, `master`: the engine that runs the SQL (query/engines, docs/scale.md); `blocks`: the
     benchmarks' own sections, each present when both runs are of its kind; `phase(done, total, step)`
     is called before each step (the command's progress bar); `margin`: the accuracy change that
     matters, which turns on the insufficient-evidence verdict; `reruns`: two or more reruns of A's
     dataset (another seed, batch size, a quantized copy) whose case-by-case noise the delta is read
-    against (`rerun_noise`)."""
+    against (`rerun_noise`). `interval=False` draws no bootstrap replicate: every `ci95` is null and
+    `B_used` 0, every other number as with it (serve's first view of two big runs, views/serve/data.py)."""
     _check(by, bootstrap, seed, max_flip_rate, margin)
     wh.require_run(run_a)
     wh.require_run(run_b)
@@ -99,7 +100,8 @@ def diff(wh, run_a: str, run_b: str, *, by: Optional[str] = None, bootstrap: int
     counted = None if phase is None else (lambda done: phase(1, len(steps), "%s: %d of %d replicates"
                                                                 % (steps[1], done, bootstrap)))
     con.register("boot_values", paired_bootstrap.replicate_values(con, seed, n, bootstrap, "diff_unit_classes",
-                                                                  "compare/diff_replicates.sql", counted))
+                                                                  "compare/diff_replicates.sql", counted)
+                 if interval else paired_bootstrap.values_table())
     step()
     overall, groups = _per_group(con, margin)
     step()

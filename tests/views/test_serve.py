@@ -435,3 +435,30 @@ def test_the_two_run_compare_sorts_its_flips_and_is_taken_away(client, store, tm
     table = re.search(r'<table class="flips">.*?</table>', text, re.S).group(0)
     assert [int(r) for r in re.findall(r'<td><a href="/case\?[^"]*">(\d+)</a></td>', table)] == [k[0] for k in keys]
     assert 'sort=confidence_a&amp;dir=asc#flips' in table and "format=csv" in text
+
+
+def test_two_big_runs_page_comes_first_without_its_interval_then_whole(store, monkeypatch):
+    """Above SYNC_CASES cases the compare page is first the diff without its bootstrap interval (drawn on a
+    thread meanwhile), saying so and reloading itself; a file waits for the whole diff, and so does the page
+    once it is drawn: then it is byte for byte the page of runs below the bound."""
+    from starlette.testclient import TestClient
+
+    from laya_cases.views.serve import create_app, data
+
+    url = "/compare?a=demo&b=other&by=language"
+    whole = TestClient(create_app(store)).get(url).text
+    monkeypatch.setattr(data, "SYNC_CASES", 0)
+    client = TestClient(create_app(store))
+    first = client.get(url).text
+    assert 'id="drawing"' in first and '<meta http-equiv="refresh" content="3">' in first
+    assert "data-lo=" in whole and "data-lo=" not in first
+    d = json.loads(client.get(url + "&format=json").text)   # waits for the interval
+    assert d["ci95"] is not None and 'data-lo="%r"' % d["ci95"][0] in whole
+    values = data_values(first)                              # every other number is the whole diff's
+    for key in ("right_to_wrong", "wrong_to_right", "paired", "accuracy_a", "accuracy_b", "delta", "mcnemar_p"):
+        assert json.dumps(d[key]) in values, key
+    for g in d["slices"]["language"].values():
+        assert json.dumps(g["delta"]) in values and json.dumps(g["mcnemar_p"]) in values
+    assert "Flipped cases (%d)" % len(d["flips"]) in first
+    assert client.get(url).text == whole
+    assert 'id="drawing"' not in whole and "http-equiv=\"refresh\"" not in whole

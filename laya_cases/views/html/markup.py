@@ -88,10 +88,12 @@ def link(href: str, text: Any) -> str:
     return '<a href="%s">%s</a>' % (esc(href), esc(text))
 
 
-def page(title: str, body: str, nav: str = "", images: bool = False) -> str:
+def page(title: str, body: str, nav: str = "", images: bool = False, reload_s: Optional[int] = None) -> str:
     """A whole document: no script, no external resource; with `images` (serve's compare pages) it may
-    show images of its own server (the charts it draws after the page: views/serve/compare_pages.py)."""
+    show images of its own server (the charts it draws after the page: views/serve/compare_pages.py);
+    with `reload_s` the browser reloads it after that many seconds (a page still being completed)."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            + ("<meta http-equiv=\"refresh\" content=\"%d\">" % reload_s if reload_s else "") +
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
             "img-src data:%s; form-action 'self'\">"

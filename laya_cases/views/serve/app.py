@@ -104,7 +104,8 @@ def _side(data: Data, many: C.Compare, request: Request) -> Response:
 
 
 def _two(data: Data, request: Request) -> Response:
-    """/compare?a=A&b=B[&by=][&sort=&dir=][&format=]: two runs' diff, its flips sortable and taken away."""
+    """/compare?a=A&b=B[&by=][&sort=&dir=][&format=]: two runs' diff, its flips sortable and taken away. Two
+    big runs' page first comes without its bootstrap interval and reloads itself until it is drawn."""
     raw = P.single(request.query_params.multi_items(), ("a", "b", "by", "sort", "dir", "format"))
     if "a" not in raw or "b" not in raw:
         raise P.BadRequest("compare needs two runs: ?a=RUN&b=RUN")
@@ -114,12 +115,13 @@ def _two(data: Data, request: Request) -> Response:
     sort = P.one_of(raw.get("sort"), "sort", pages.FLIP_SORTS)
     descending = (P.one_of(raw.get("dir"), "dir", ("asc", "desc")) or "asc") == "desc"
     fmt = P.one_of(raw.get("format"), "format", T.FORMATS) or "html"
-    d = pages.sorted_flips(data.diff(a, b, by), sort, descending)
+    d, whole = data.diff(a, b, by, wait=fmt != "html")       # a file is always the whole diff
+    d = pages.sorted_flips(d, sort, descending)
     if fmt == "json":
         return _taken(T.as_json(d))
     if fmt == "csv":
         return _taken(T.as_csv([key for key, _ in FLIP_COLUMNS], d["flips"]))
-    return _html(pages.compare_page(d, known, sort, descending))
+    return _html(pages.compare_page(d, known, sort, descending, drawing=not whole))
 
 
 def _runs(data: Data, request: Request) -> Response:

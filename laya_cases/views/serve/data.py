@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future
 from typing import Any, Dict, List, Optional, Tuple
 
 from laya_cases.harness.diff_blocks import DIFF_BLOCKS
@@ -16,6 +17,9 @@ from laya_cases.report import diff as D
 from laya_cases.views import charts
 
 DIFF_BOOTSTRAP = 2000          # `laya-cases diff`'s default, so the compare page equals `diff --json`
+#: Two runs with more cases than this in all are first shown without their bootstrap interval, which is drawn
+#: on a thread meanwhile (~10 s at a million cases each; the rest of the diff ~3 s).
+SYNC_CASES = 200_000
 _CACHED = 16
 _COUNTS = 256
 
@@ -45,6 +49,7 @@ class Data:
         self._docs: "OrderedDict[tuple, Any]" = OrderedDict()
         self._counts: "OrderedDict[tuple, int]" = OrderedDict()
         self._charts: "OrderedDict[tuple, str]" = OrderedDict()
+        self._drawing: Dict[tuple, Future] = {}      # diff key -> the diff with its interval, being drawn
 
     # ------------------------------------------------------------------ caches
     def _stamp(self, run_id: str) -> tuple:
@@ -93,11 +98,58 @@ class Data:
                 return charts.svg(charts.run_figures(docs)[name])
         return self._remember(self._charts, (name,) + tuple((r,) + tuple(self._stamp(r)) for r in runs), make)
 
-    def diff(self, run_a: str, run_b: str, by: Optional[str]) -> Dict[str, Any]:
-        """`diff A B [--by DIM] --json`, as a dict."""
+    def diff(self, run_a: str, run_b: str, by: Optional[str], wait: bool = True) -> Tuple[Dict[str, Any], bool]:
+        """(`diff A B [--by DIM] --json` as a dict, True), or without `wait`, for two runs of more than SYNC_CASES
+        cases whose interval is not drawn yet, (the same diff without its bootstrap interval, False): the
+        interval is drawn on a thread meanwhile, and a later call gets the whole diff."""
         key = ("diff", by) + self._stamp(run_a) + self._stamp(run_b)
-        return self._remember(self._docs, key, lambda: D.diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP,
-                                                                   blocks=DIFF_BLOCKS))
+
+        def whole() -> Dict[str, Any]:
+            return D.diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP, blocks=DIFF_BLOCKS)
+        with self._lock:
+            done = self._docs.get(key)
+            drawing = self._drawing.get(key)
+        if done is not None:
+            return self._remember(self._docs, key, whole), True
+        if drawing is None and (wait or self._cases(run_a) + self._cases(run_b) <= SYNC_CASES):
+            return self._remember(self._docs, key, whole), True
+        if drawing is None:
+            drawing = self._draw(key, whole)
+        if wait:
+            return drawing.result(), True
+        first = ("diff-first", by) + key[2:]
+        return self._remember(self._docs, first, lambda: D.diff(self.wh, run_a, run_b, by=by, bootstrap=DIFF_BOOTSTRAP,
+                                                                 blocks=DIFF_BLOCKS, interval=False)), False
+
+    def _cases(self, run_id: str) -> int:
+        row = self.run_row(run_id)
+        return int(row["n_cases"] or 0) + int(row["n_errors"] or 0)
+
+    def _draw(self, key: tuple, whole) -> Future:
+        """The whole diff made on a thread of its own (one per key), cached when done."""
+        with self._lock:
+            if key in self._drawing:
+                return self._drawing[key]
+            future: Future = Future()
+            self._drawing[key] = future
+
+        def run() -> None:
+            try:
+                doc = self._remember(self._docs, key, whole)
+            except BaseException as exc:         # noqa: BLE001 -- the page that waits on it shows the error
+                future.set_exception(exc)
+            else:
+                future.set_result(doc)
+            finally:
+                with self._lock:
+                    self._drawing.pop(key, None)
+        threading.Thread(target=run, name="serve-diff-interval", daemon=True).start()
+        return future
+
+    def drawing(self) -> List[Future]:
+        """The diffs whose interval is being drawn (tests and the bench wait on them)."""
+        with self._lock:
+            return list(self._drawing.values())
 
     # ------------------------------------------------------------------ cases
     def filter_values(self, run_id: str) -> Dict[str, List[str]]:

@@ -232,8 +232,14 @@ def sorted_flips(d: Dict[str, Any], sort: Optional[str], descending: bool) -> Di
     return dict(d, flips=present + [f for f in d["flips"] if f[sort] is None])
 
 
-def compare_page(d: Dict[str, Any], run_ids: List[str], sort: Optional[str] = None, descending: bool = False) -> str:
-    """Two runs' diff; the flip table sorted by `sort` (a FLIP_SORTS key), its headers links that sort."""
+#: Seconds between reloads of a compare page whose bootstrap interval is being drawn.
+RELOAD_S = 3
+
+
+def compare_page(d: Dict[str, Any], run_ids: List[str], sort: Optional[str] = None, descending: bool = False,
+                 drawing: bool = False) -> str:
+    """Two runs' diff; the flip table sorted by `sort` (a FLIP_SORTS key), its headers links that sort.
+    `drawing`: the diff has no bootstrap interval yet (it is being drawn): the page says so and reloads."""
     a, b, by = d["run_a"], d["run_b"], d["by"]
 
     def head(key: str, text: str) -> str:
@@ -241,12 +247,16 @@ def compare_page(d: Dict[str, Any], run_ids: List[str], sort: Optional[str] = No
             return esc(text)
         return sort_header(text, sort == key, descending, lambda d: diff_href(a, b, by, sort=key, dir=d) + "#flips")
     taken = dict({"sort": sort, "dir": "desc" if descending else "asc"} if sort else {})
-    body = (compare_form(run_ids, a, b, by)
+    note = ("<p id=\"drawing\"><strong>The paired bootstrap interval (B = %d) is being drawn.</strong> Every other "
+            "number here is final; this page reloads every %d s until the interval is in.</p>"
+            % (d["bootstrap"]["B"], RELOAD_S)) if drawing else ""
+    body = (compare_form(run_ids, a, b, by) + note
             + "<p>This page as %s, %s (every flip)</p>" % (link(diff_href(a, b, by, format="json", **taken), "json"),
                                                           link(diff_href(a, b, by, format="csv", **taken), "csv"))
             + diff_view.sections(d, href=lambda row, qid: side_href([a, b], row, qid), charts=charts_section([a, b]),
                                  head=head))
-    return page("Compare %s -> %s%s" % (a, b, " (flips by %s)" % sort if sort else ""), body, nav(), images=True)
+    return page("Compare %s -> %s%s" % (a, b, " (flips by %s)" % sort if sort else ""), body, nav(), images=True,
+                reload_s=RELOAD_S if drawing else None)
 
 
 def error_page(status: int, message: str) -> str:
