@@ -6,9 +6,10 @@ lines (record/ingest/bulk.py), so an import and an ingest share one definition o
 What an answers line cannot say is set on the decision rows afterwards: the samples file's line number and
 the log-likelihoods (`logits`).
 
-Only runs whose tasks are all multiple_choice are read here, and only while every line is one the query
-reads as choice_row does; any other line (an unusual value, a generation task, a bad line) raises
-`Fallback`, and the run is imported row by row, which also names any error.
+Generation tasks are read alike (sql/imports/lmeval_generated.sql, generated_row's rules); their decisions
+get no confidence afterwards, as generated_row's. A run is read here only while every line is one the
+queries read as the per-row reader does; any other line (an unusual value, another output type, a bad
+line) raises `Fallback`, and the run is imported row by row, which also names any error.
 """
 from __future__ import annotations
 
@@ -31,7 +32,11 @@ from laya_cases.record.recorder import RunRecorder
 from laya_cases.store.schema import DECISION_SCHEMA
 
 BLOCK_BYTES = 16 << 20        # samples lines are ~1.5 KB: a block is ~10,000 of them
-_SQL = "imports/lmeval_lines.sql"
+#: output type -> the query that reads its samples lines, and its parameters beyond task, qid, language, item_field
+_SQL = {"multiple_choice": ("imports/lmeval_lines.sql", ("delimiter", "norm", "metric")),
+        "generate_until": ("imports/lmeval_generated.sql", ())}
+#: a generation's decision has no confidence (lmeval_rows.generated_row)
+_NO_CONFIDENCE = ("confidence", "confidence_source", "gate_confidence")
 
 
 def _loads_ok(lines: Any) -> pa.Array:
@@ -72,12 +77,13 @@ class Columnwise:
 
     def __init__(self, results: Any):
         self.results = results
-        self.side: Deque[Tuple[int, pa.Array, pa.Array]] = deque()   # (first row index, line_no, logits) a block
+        # a block's (first row index, line_no, logits, whether its rows are generations)
+        self.side: Deque[Tuple[int, pa.Array, pa.Array, bool]] = deque()
         self.rows = 0
 
     def record(self, recorder: RunRecorder, progress: Optional[Callable[[int], None]] = None) -> None:
-        if any(task.output_type != "multiple_choice" for task in self.results.tasks.values()):
-            raise Fallback("a task that is not multiple_choice")
+        if any(task.output_type not in _SQL for task in self.results.tasks.values()):
+            raise Fallback("a task of another output type")
         BulkIngest(recorder, self.results.path, record_answers_row, blocks=_ahead(self._blocks()),
                    finish=self._finish, templates=False).run(progress)
 
@@ -86,14 +92,16 @@ class Columnwise:
         results = self.results
         for name in sorted(results.samples):
             task, path, first = results.tasks[name], results.samples[name], 0
-            params = {"task": task.name, "qid": task.qid, "language": task.language, "delimiter": task.delimiter,
-                      "norm": results.norm, "metric": NORMS[results.norm], "item_field": results.item_field}
+            query, extra = _SQL[task.output_type]
+            given = {"task": task.name, "qid": task.qid, "language": task.language, "item_field": results.item_field,
+                     "delimiter": task.delimiter, "norm": results.norm, "metric": NORMS[results.norm]}
+            params = {k: v for k, v in given.items() if k in ("task", "qid", "language", "item_field") + extra}
             for lines in read_blocks(path, BLOCK_BYTES):
                 table = pa.table({"line_no": pa.array(np.arange(first + 1, first + len(lines) + 1)), "line": lines})
                 # four batches: DuckDB scans an Arrow table a batch per thread
                 con.register("lines", pa.Table.from_batches(table.to_batches(max_chunksize=len(lines) // 4 + 1)))
                 try:
-                    out = sqlfiles.arrow(con, _SQL, params)
+                    out = sqlfiles.arrow(con, query, params)
                 except duckdb.Error as exc:      # a line DuckDB cannot parse: the per-row path reads the run
                     raise Fallback("%s: %s" % (path, exc)) from None
                 finally:
@@ -102,17 +110,21 @@ class Columnwise:
                 if not out.num_rows:
                     continue
                 if not all(out.column("ok").to_pylist()):
-                    raise Fallback("%s: a line the column-wise reader does not read as choice_row does" % path)
-                self.side.append((self.rows, out.column("line_no").combine_chunks(), out.column("logits").combine_chunks()))
+                    raise Fallback("%s: a line the column-wise reader does not read as the per-row one does" % path)
+                self.side.append((self.rows, out.column("line_no").combine_chunks(), out.column("logits").combine_chunks(),
+                                  task.output_type == "generate_until"))
                 self.rows += out.num_rows
                 yield out.column("answers").combine_chunks()
 
     def _finish(self, table: pa.Table) -> pa.Table:
-        """One block's decision rows as the per-row import stores them: the samples file's line numbers and
-        the log-likelihoods."""
-        first, line_no, logits = self.side.popleft()
+        """One block's decision rows as the per-row import stores them: the samples file's line numbers, the
+        log-likelihoods, and no confidence for a generation."""
+        first, line_no, logits, generations = self.side.popleft()
         at = pa.array(table.column("row_index").to_numpy() - first)
         for name, values in (("line_no", line_no), ("logits", logits)):
-            index = table.schema.get_field_index(name)
-            table = table.set_column(index, DECISION_SCHEMA.field(name), values.take(at).cast(DECISION_SCHEMA.field(name).type))
+            table = table.set_column(table.schema.get_field_index(name), DECISION_SCHEMA.field(name),
+                                     values.take(at).cast(DECISION_SCHEMA.field(name).type))
+        for name in _NO_CONFIDENCE if generations else ():
+            field = DECISION_SCHEMA.field(name)
+            table = table.set_column(table.schema.get_field_index(name), field, pa.nulls(table.num_rows, field.type))
         return table

@@ -170,7 +170,7 @@ def generated_row(task: Task, sample: Dict[str, Any], path: str, line_no: int, i
     """A generative doc: a `noul` decision whose P(true) is the logged metric (exact_match first), gold
     true, and no confidence: a generated answer has none unless the log gives one."""
     where = "%s:%d" % (path, line_no)
-    names = [m for m in (sample.get("metrics") or []) if isinstance(sample.get(m), (int, float))
+    names = [m for m in (sample.get("metrics") or []) if isinstance(m, str) and isinstance(sample.get(m), (int, float))
              and not isinstance(sample.get(m), bool)]
     if not names:
         raise UsageError("%s has no numeric per-doc metric to score the generation by" % where)

@@ -242,8 +242,13 @@ def test_cli_imports_and_reports(tmp_path):
 def test_the_progress_callback_counts_every_row_read(tmp_path, monkeypatch):
     """`import` draws a bar on a terminal from import_path's progress callback: every PROGRESS_EVERY rows and
     once at the end, the count of rows read so far over every run of the path."""
-    from laya_cases.imports import common
+    from laya_cases.imports import common, lmeval_columns
+    from laya_cases.record.ingest.blocks import Fallback
 
+    def refused(self, recorder, progress=None):          # the per-row path (the column-wise one: a call a block,
+        raise Fallback("row by row")                     # tests/imports/test_import_lmeval_columns.py)
+
+    monkeypatch.setattr(lmeval_columns.Columnwise, "record", refused)
     monkeypatch.setattr(common, "PROGRESS_EVERY", 7)
     seen = []
     results = import_path(Warehouse(tmp_path / "wh"), str(LOGS), progress=seen.append)

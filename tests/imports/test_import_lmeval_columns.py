@@ -92,8 +92,20 @@ def test_real_logs_store_the_same_cells_column_wise(tmp_path, seed, norm):
     assert import_both.columnwise == 1
 
 
-def test_a_generation_task_sends_the_run_row_by_row(tmp_path):
-    assert import_both(tmp_path, LOGS / "gpt2-random-seed1") is None
+@pytest.mark.parametrize("seed", ["gpt2-random-seed1", "gpt2-random-seed2"])
+def test_real_logs_with_a_generation_task_store_the_same_cells_column_wise(tmp_path, seed):
+    assert import_both(tmp_path, LOGS / seed) is None
+    assert import_both.columnwise == 1
+
+
+def test_another_output_type_sends_the_run_row_by_row(tmp_path):
+    folder = tmp_path / "log"
+    shutil.copytree(LOGS / "gpt2-random-seed1", folder)
+    results = next(folder.glob("results_*.json"))
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    doc["configs"]["banking77_gen"]["output_type"] = "loglikelihood"
+    results.write_text(json.dumps(doc), encoding="utf-8")
+    assert "output_type 'loglikelihood'" in import_both(tmp_path, folder)
     assert import_both.columnwise == 0
 
 
@@ -204,6 +216,40 @@ def _sample(rng: random.Random, doc_id: int, delimiter: str, norm: str, hostile:
     return sample
 
 
+def _generation(rng: random.Random, doc_id: int, hostile: bool) -> Dict[str, Any]:
+    """A generate_until line: its metrics, their values, the response (hostile: what generated_row reads
+    through str() or float(), or refuses)."""
+    doc: Dict[str, Any] = {"id": "doc-%d" % doc_id, "question": rng.choice(CHOICES)}
+    if rng.random() < 0.3:
+        doc[rng.choice(["language", "lang", "locale"])] = rng.choice(["de", "fr", ""])
+    names = rng.sample(["exact_match", "f1", "bleu", "contains"], rng.randint(1, 3))
+    sample: Dict[str, Any] = {"doc_id": doc_id, "doc": doc, "target": rng.choice(CHOICES),
+                              "arguments": {"gen_args_0": {"arg_0": "ctx", "arg_1": {"until": ["\n"], "max_gen_toks": 4}}},
+                              "resps": [[rng.choice(CHOICES)]], "metrics": names}
+    sample["filtered_resps"] = rng.choice([[rng.choice(CHOICES)], [rng.choice(CHOICES), "second"], rng.choice(CHOICES)])
+    sample["filter"] = rng.choice(["none", "strict-match"])
+    pool = [0.0, 1.0, 0, 1, 0.5, -0.0, 1e-05, 0.3333333333333333, 2.5e-320, 7]
+    for name in names:
+        sample[name] = rng.choice(pool)
+    if hostile:
+        kind = rng.randrange(7)
+        if kind == 0:
+            sample[names[0]] = rng.choice([True, "1.0", None, [1.0], 10 ** 20])
+        elif kind == 1:
+            sample["metrics"] = rng.choice([[], None, "exact_match", [5] + names, [["nested"]] + names])
+        elif kind == 2:
+            sample["filtered_resps"] = rng.choice([[], [5], [["nested"]], None, 5])
+        elif kind == 3:
+            del sample[names[0]]
+        elif kind == 4:
+            sample["filter"] = 5
+        elif kind == 5:
+            sample["doc_id"] = rng.choice([1.5, True, None])
+        else:
+            sample["metrics"] = names + ["doc"]
+    return sample
+
+
 def _write(rng: random.Random, sample: Dict[str, Any], hostile: bool) -> str:
     style = rng.randrange(4)
     if style == 1:
@@ -236,11 +282,15 @@ def write_log(folder: Path, seed: int, tasks: List[str], rows: int, norm: str, h
     configs = {}
     for task in tasks:
         delimiter = rng.choice(DELIMITERS)
-        configs[task] = {"output_type": "multiple_choice", "target_delimiter": delimiter}
+        generation = task.endswith("_gen")
+        configs[task] = {"output_type": "generate_until" if generation else "multiple_choice",
+                         "target_delimiter": delimiter}
         lines = []
         for i in range(rows):
             spelling = i == hostile and rng.random() < 0.5          # a hostile spelling of clean values, or hostile values
-            lines.append(_write(rng, _sample(rng, i, delimiter, norm, i == hostile and not spelling), spelling))
+            values = i == hostile and not spelling
+            sample = _generation(rng, i, values) if generation else _sample(rng, i, delimiter, norm, values)
+            lines.append(_write(rng, sample, spelling))
             if rng.random() < 0.03:
                 lines.append(rng.choice(["", "  ", "\t"]))
         (folder / ("samples_%s_%s.jsonl" % (task, date))).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -249,7 +299,8 @@ def write_log(folder: Path, seed: int, tasks: List[str], rows: int, norm: str, h
     return folder
 
 
-TASKS = [["banking77_mc4"], ["xnli_de", "belebele_fra_Latn"], ["global_mmlu_full_de_math", "mmmlu_fr_fr_law"]]
+TASKS = [["banking77_mc4"], ["xnli_de", "belebele_fra_Latn", "xnli_fr_gen"], ["global_mmlu_full_de_math", "mmmlu_fr_fr_law"],
+         ["banking77_gen"]]
 
 
 @pytest.mark.parametrize("norm", ["raw", "chars", "bytes"])
@@ -285,3 +336,22 @@ def test_a_bad_log_after_a_column_wise_run_commits_nothing(tmp_path):
     with pytest.raises(UsageError, match=r"%s:3 field 'filtered_resps'" % re.escape(str(path))):
         import_path(wh, str(logs))
     assert not wh.run_ids()
+
+
+def test_a_boolean_metric_is_passed_over_column_wise_too(tmp_path):
+    """generated_row scores a generation by the first numeric metric `metrics` names, a boolean not being
+    one; the column-wise reader chooses alike (and so reads the run)."""
+    folder = write_log(tmp_path / "log", 7, ["banking77_gen"], 5, "raw")
+    path = next(folder.glob("samples_*.jsonl"))
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            sample = json.loads(line)
+            for name in sample["metrics"]:
+                del sample[name]
+            sample.update(metrics=["flag", "f1"], flag=True, f1=0.25)
+            line = json.dumps(sample)
+        lines.append(line)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_both(tmp_path, folder) is None
+    assert import_both.columnwise == 1
