@@ -146,11 +146,6 @@ class Data:
         threading.Thread(target=run, name="serve-diff-interval", daemon=True).start()
         return future
 
-    def drawing(self) -> List[Future]:
-        """The diffs whose interval is being drawn (tests and the bench wait on them)."""
-        with self._lock:
-            return list(self._drawing.values())
-
     # ------------------------------------------------------------------ cases
     def filter_values(self, run_id: str) -> Dict[str, List[str]]:
         out: Dict[str, List[str]] = {"language": [], "model": [], "qid": [], "tag": []}
