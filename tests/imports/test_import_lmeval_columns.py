@@ -111,12 +111,12 @@ def test_another_output_type_sends_the_run_row_by_row(tmp_path):
 
 def test_progress_counts_the_rows_read_column_wise(tmp_path, monkeypatch):
     """The CLI's bar: after each block the rows read so far (over every run of the path), and the total last."""
-    monkeypatch.setattr(lmeval_columns, "BLOCK_BYTES", 2000)        # a block of one or two lines
+    monkeypatch.setattr(lmeval_columns, "BLOCK_BYTES", 16000)       # a block of about ten lines
     seen: List[int] = []
     [result] = import_path(Warehouse(str(tmp_path / "wh")), str(_mc_only(tmp_path, "gpt2-random-seed1")),
                            progress=seen.append)
     assert seen[-1] == result.n_cases == 150
-    assert seen == sorted(seen) and len(set(seen)) > 20
+    assert seen == sorted(seen) and len(set(seen)) > 5
 
 
 def test_item_ids_from_a_doc_field(tmp_path):
@@ -308,7 +308,7 @@ TASKS = [["banking77_mc4"], ["xnli_de", "belebele_fra_Latn", "xnli_fr_gen"], ["g
 def test_generated_logs_store_the_same_cells_column_wise(tmp_path, monkeypatch, seed, norm):
     folder = write_log(tmp_path / "log", seed, TASKS[seed % len(TASKS)], 150, norm)
     if seed == 5:                                    # blocks of a few lines: rows spread over many blocks
-        monkeypatch.setattr(lmeval_columns, "BLOCK_BYTES", 5000)
+        monkeypatch.setattr(lmeval_columns, "BLOCK_BYTES", 20000)
     assert import_both(tmp_path, folder, norm=norm, item_id="id" if seed == 4 else None) is None
     assert import_both.columnwise == 1
 
