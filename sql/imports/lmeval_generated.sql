@@ -36,15 +36,12 @@ WITH parsed AS (
     FROM scored
 ), named AS (
     SELECT *, m[metric] AS value,
-           coalesce(lc_lm_language(doc['language']), lc_lm_language(doc['lang']), lc_lm_language(doc['locale']))
-               AS doc_language,
+           lc_lm_doc_language(doc) AS doc_language,
            lc_lm_item(CASE WHEN $item_field IS NULL THEN m['doc_id'] ELSE doc[$item_field] END) AS item,
-           CASE WHEN m['filter'] IS NULL OR m['filter'] ->> '$' = 'none' THEN [$task] ELSE [$task, m['filter'] ->> '$'] END AS tags
+           lc_lm_tags($task, m['filter']) AS tags
     FROM chosen
 ), rows AS (
-    SELECT *, coalesce(doc_language, $language) AS language,
-           CASE WHEN ends_with($task, '_' || doc_language) THEN left($task, length($task) - length(doc_language) - 1)
-                ELSE $qid END AS question
+    SELECT *, coalesce(doc_language, $language) AS language, lc_lm_question($task, $qid, doc_language) AS question
     FROM named
 )
 SELECT line_no,

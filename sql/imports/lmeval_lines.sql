@@ -82,12 +82,10 @@ WITH parsed AS (
     FROM (SELECT *, CASE WHEN len(exps) > 0 THEN list_reduce(exps, lambda a, b: a + b) END AS total FROM decided)
 ), named AS (
     SELECT *,
-           -- the doc's language, lang or locale (a non-empty string), else the task name's
-           coalesce(lc_lm_language(doc['language']), lc_lm_language(doc['lang']), lc_lm_language(doc['locale']))
-               AS doc_language,
+           lc_lm_doc_language(doc) AS doc_language,          -- else the task name's
            -- the item: doc_id (or the doc's --item-id field), an integer or a string, as its str()
            lc_lm_item(CASE WHEN $item_field IS NULL THEN j.doc_id ELSE doc[$item_field] END) AS item,
-           CASE WHEN j.filter IS NULL OR j.filter ->> '$' = 'none' THEN [$task] ELSE [$task, j.filter ->> '$'] END AS tags,
+           lc_lm_tags($task, j.filter) AS tags,
            -- the metric --norm reproduces: lm-eval's own value must agree where no exact tie decides it
            CASE $metric WHEN 'acc' THEN j.acc WHEN 'acc_norm' THEN j.acc_norm ELSE j.acc_bytes END AS logged,
            -- brier_score (--norm raw): [gold, "<numpy's text of the probabilities>"]
@@ -97,9 +95,7 @@ WITH parsed AS (
                 ELSE false END AS brier_ok
     FROM probs
 ), rows AS (
-    SELECT *, coalesce(doc_language, $language) AS language,
-           CASE WHEN ends_with($task, '_' || doc_language) THEN left($task, length($task) - length(doc_language) - 1)
-                ELSE $qid END AS question,
+    SELECT *, coalesce(doc_language, $language) AS language, lc_lm_question($task, $qid, doc_language) AS question,
            CASE WHEN json_type(logged) = 'BOOLEAN' THEN false
                 WHEN lc_json_number(logged) IS NULL OR NOT untied THEN true
                 ELSE lc_json_number(logged) = CASE WHEN list_contains(gold, pred) THEN 1.0 ELSE 0.0 END END AS metric_ok

@@ -1,4 +1,4 @@
--- macro: lc_lm_float(v), lc_lm_gold(t, choices), lc_lm_item(v), lc_lm_language(v), lc_lm_numbers(v), lc_lm_brier_ok(q, p) -- lm-eval log values as lmeval_rows.py reads them
+-- macro: lc_lm_float(v), lc_lm_gold(t, choices), lc_lm_item(v), lc_lm_language(v), lc_lm_doc_language(doc), lc_lm_question(task, qid, language), lc_lm_tags(task, filter), lc_lm_numbers(v), lc_lm_brier_ok(q, p) -- lm-eval log values as lmeval_rows.py reads them
 -- spec: S9 (an import reads a log as its per-row reader does), docs/imports.md "lm-eval"
 -- why: sql/imports/lmeval_lines.sql reads a samples file column-wise; each macro gives a value as
 --      laya_cases/imports/lmeval_rows.py does, or null where that reader could read it otherwise (float() of an
@@ -33,6 +33,18 @@ CREATE OR REPLACE MACRO lc_lm_item(v) AS
 -- a doc's language field: a non-empty string
 CREATE OR REPLACE MACRO lc_lm_language(v) AS
     CASE WHEN json_type(v) = 'VARCHAR' AND v ->> '$' <> '' THEN v ->> '$' END;
+
+-- the doc's own language (Task.row_language): its language, lang or locale field, the first that is one
+CREATE OR REPLACE MACRO lc_lm_doc_language(doc) AS
+    coalesce(lc_lm_language(doc['language']), lc_lm_language(doc['lang']), lc_lm_language(doc['locale']));
+
+-- the question id: the task name less `_<the doc's language>` where it ends so, else the task's own qid
+CREATE OR REPLACE MACRO lc_lm_question(task, qid, language) AS
+    CASE WHEN ends_with(task, '_' || language) THEN left(task, length(task) - length(language) - 1) ELSE qid END;
+
+-- the row's tags: the task, and the filter's name unless it is `none`
+CREATE OR REPLACE MACRO lc_lm_tags(task, filter) AS
+    CASE WHEN filter IS NULL OR filter ->> '$' = 'none' THEN [task] ELSE [task, filter ->> '$'] END;
 
 -- the numbers of lm-eval's per-doc brier_score text ("[p0 p1 ...]", numpy's 8 digits), as
 -- `text.strip("[] \n").split()` and float() read them (null: a text they could read otherwise)
