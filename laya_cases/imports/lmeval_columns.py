@@ -32,9 +32,8 @@ from laya_cases.record.recorder import RunRecorder
 from laya_cases.store.schema import DECISION_SCHEMA
 
 BLOCK_BYTES = 16 << 20        # samples lines are ~1.5 KB: a block is ~10,000 of them
-#: output type -> the query that reads its samples lines, and its parameters beyond task, qid, language, item_field
-_SQL = {"multiple_choice": ("imports/lmeval_lines.sql", ("delimiter", "norm", "metric")),
-        "generate_until": ("imports/lmeval_generated.sql", ())}
+#: output type -> the query that reads its samples lines
+_SQL = {"multiple_choice": "imports/lmeval_lines.sql", "generate_until": "imports/lmeval_generated.sql"}
 #: a generation's decision has no confidence (lmeval_rows.generated_row)
 _NO_CONFIDENCE = ("confidence", "confidence_source", "gate_confidence")
 
@@ -53,9 +52,9 @@ def _loads_ok(lines: Any) -> pa.Array:
 
 def _connect() -> Any:
     con = duckdb.connect()
+    con.create_function("lc_loads_ok", _loads_ok, [sqltypes.VARCHAR], sqltypes.BOOLEAN, type="arrow", side_effects=False)
     con.execute(sqlfiles.text("ingest/json_values.sql"))
     con.execute(sqlfiles.text("imports/lmeval_values.sql"))
-    con.create_function("lc_loads_ok", _loads_ok, [sqltypes.VARCHAR], sqltypes.BOOLEAN, type="arrow", side_effects=False)
     return con
 
 
@@ -92,10 +91,10 @@ class Columnwise:
         results = self.results
         for name in sorted(results.samples):
             task, path, first = results.tasks[name], results.samples[name], 0
-            query, extra = _SQL[task.output_type]
+            query = _SQL[task.output_type]
             given = {"task": task.name, "qid": task.qid, "language": task.language, "item_field": results.item_field,
                      "delimiter": task.delimiter, "norm": results.norm, "metric": NORMS[results.norm]}
-            params = {k: v for k, v in given.items() if k in ("task", "qid", "language", "item_field") + extra}
+            params = {name: given[name] for name in sqlfiles.header_params(query)}   # what the file declares
             for lines in read_blocks(path, BLOCK_BYTES):
                 table = pa.table({"line_no": pa.array(np.arange(first + 1, first + len(lines) + 1)), "line": lines})
                 # four batches: DuckDB scans an Arrow table a batch per thread

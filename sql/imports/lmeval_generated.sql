@@ -3,7 +3,7 @@
 --       laya_cases/imports/lmeval_rows.py generated_row applies them)
 -- grain: one row per non-blank line of the block, in line order
 -- input: lines(line_no, line): physical lines of a samples_<task>_<date>.jsonl (laya_cases/imports/lmeval_columns.py);
---        the Python function lc_loads_ok; macros sql/imports/lmeval_values.sql and sql/ingest/json_values.sql
+--        the Python function lc_loads_ok (through lc_lm_alike); macros sql/imports/lmeval_values.sql and sql/ingest/json_values.sql
 -- params: task, qid, language, item_field
 -- output: line_no, ok (false: the run is imported row by row, which also names any error), answers (the row
 --         as an answers-file line), logits (none: a generation has no option)
@@ -16,7 +16,7 @@ WITH parsed AS (
     SELECT line_no, m, from_json(m['doc'], '"MAP(VARCHAR, JSON)"') AS doc,
            CASE WHEN json_type(m['metrics']) = 'ARRAY' THEN from_json(m['metrics'], '["JSON"]') END AS metrics
     FROM (SELECT line_no,
-                 CASE WHEN NOT regexp_matches(line, ',[ \t]*[\]}]') OR lc_loads_ok(line)
+                 CASE WHEN lc_lm_alike(line)
                       THEN from_json(line, '"MAP(VARCHAR, JSON)"') END AS m
           FROM lines
           WHERE NOT regexp_full_match(line, '[ \t]*'))      -- blank lines are skipped, as lmeval.py's reader skips them

@@ -3,7 +3,7 @@
 --       docs/imports.md "lm-eval" (the rules, as laya_cases/imports/lmeval_rows.py choice_row applies them)
 -- grain: one row per non-blank line of the block, in line order
 -- input: lines(line_no, line): physical lines of a samples_<task>_<date>.jsonl (laya_cases/imports/lmeval_columns.py);
---        the Python function lc_loads_ok (whether json.loads reads a line DuckDB may read otherwise);
+--        the Python function lc_loads_ok (through lc_lm_alike: whether json.loads reads a line as DuckDB does);
 --        macros sql/imports/lmeval_values.sql and sql/ingest/json_values.sql (lc_json_number)
 -- params: task, qid, language, delimiter, norm, metric, item_field
 -- output: line_no, ok (false: this line is not read here alike, so the run is imported row by row, which also
@@ -16,9 +16,8 @@
 --      a repeated key) makes `ok` false rather than a guess.
 WITH parsed AS (
     -- each line parsed once; its keys tell a repeated key (json.loads keeps the last, DuckDB the first) and
-    -- which keys are present. A trailing comma (DuckDB reads it, json.loads does not) leaves the line to
-    -- Python's reader; a line DuckDB cannot parse (a lone surrogate escape, which json.loads reads) fails
-    -- the query, and the run is read row by row.
+    -- which keys are present (lc_lm_alike: a line json.loads reads otherwise is not parsed here; a line DuckDB
+    -- cannot parse, a lone surrogate escape that json.loads reads, fails the query: the run goes row by row)
     SELECT line_no, CASE WHEN j IS NOT NULL THEN json_keys(line) END AS top, j,
            from_json(j.doc, '"MAP(VARCHAR, JSON)"') AS doc,
            -- arguments: {"gen_args_<i>": {"arg_0": context, "arg_1": continuation}}, or [[context, continuation]]
@@ -26,7 +25,7 @@ WITH parsed AS (
                AS arg_map,
            CASE json_type(j.arguments) WHEN 'ARRAY' THEN from_json(j.arguments, '[["JSON"]]') END AS arg_list
     FROM (SELECT line_no, line,
-                 CASE WHEN NOT regexp_matches(line, ',[ \t]*[\]}]') OR lc_loads_ok(line)
+                 CASE WHEN lc_lm_alike(line)
                       THEN from_json(line, '{"doc_id": "JSON", "doc": "JSON", "target": "JSON", "filter": "JSON",
                                                  "arguments": "JSON", "filtered_resps": [["JSON"]], "acc": "JSON",
                                                  "acc_norm": "JSON", "acc_bytes": "JSON", "brier_score": "JSON"}') END AS j

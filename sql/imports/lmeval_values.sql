@@ -1,15 +1,23 @@
--- macro: lc_lm_float(v), lc_lm_gold(t, choices), lc_lm_item(v), lc_lm_language(v), lc_lm_doc_language(doc), lc_lm_question(task, qid, language), lc_lm_tags(task, filter), lc_lm_numbers(v), lc_lm_brier_ok(q, p) -- lm-eval log values as lmeval_rows.py reads them
+-- macro: lc_lm_alike(line), lc_lm_decimal(text), lc_lm_float(v), lc_lm_gold(t, choices), lc_lm_item(v), lc_lm_language(v), lc_lm_doc_language(doc), lc_lm_question(task, qid, language), lc_lm_tags(task, filter), lc_lm_numbers(v), lc_lm_brier_ok(q, p) -- lm-eval log values as lmeval_rows.py reads them
 -- spec: S9 (an import reads a log as its per-row reader does), docs/imports.md "lm-eval"
 -- why: sql/imports/lmeval_lines.sql reads a samples file column-wise; each macro gives a value as
 --      laya_cases/imports/lmeval_rows.py does, or null where that reader could read it otherwise (float() of an
 --      unusual text, str() of a float): the line then makes the run go row by row.
 -- params: none
 
--- float() of a log-likelihood text (sanitize_list writes every leaf as a str), for a plain decimal number only
+-- whether json.loads reads a samples line as DuckDB does: DuckDB reads a trailing comma, json.loads refuses
+-- it (such a line is left to Python's reader, lc_loads_ok). A line DuckDB cannot parse fails the query.
+CREATE OR REPLACE MACRO lc_lm_alike(line) AS
+    NOT regexp_matches(line, ',[ \t]*[\]}]') OR lc_loads_ok(line);
+
+-- float() of a text, for a plain decimal number only (null: a text float() could read otherwise)
+CREATE OR REPLACE MACRO lc_lm_decimal(text) AS
+    CASE WHEN regexp_full_match(text, '[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?')
+         THEN TRY_CAST(text AS DOUBLE) END;
+
+-- float() of a log-likelihood text (sanitize_list writes every leaf as a str)
 CREATE OR REPLACE MACRO lc_lm_float(v) AS
-    CASE WHEN json_type(v) = 'VARCHAR'
-              AND regexp_full_match(v ->> '$', '[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?')
-         THEN TRY_CAST(v ->> '$' AS DOUBLE) END;
+    CASE WHEN json_type(v) = 'VARCHAR' THEN lc_lm_decimal(v ->> '$') END;
 
 -- _gold of one target: a choice text (its first place), an index's digits, an index, or a letter, as a
 -- 1-based option position
@@ -51,8 +59,7 @@ CREATE OR REPLACE MACRO lc_lm_tags(task, filter) AS
 CREATE OR REPLACE MACRO lc_lm_numbers(v) AS
     CASE WHEN json_type(v) = 'VARCHAR'
          THEN list_transform(string_split_regex(trim(v ->> '$', '[] ' || chr(10)), '[ \n]+'),
-                             lambda q: CASE WHEN regexp_full_match(q, '[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?')
-                                            THEN CAST(q AS DOUBLE) END) END;
+                             lambda q: lc_lm_decimal(q)) END;
 
 -- lm-eval's logged probabilities q against ours p: one per option, each within _check's tolerance
 CREATE OR REPLACE MACRO lc_lm_brier_ok(q, p) AS
