@@ -24,7 +24,10 @@ WITH parsed AS (
            -- `row.model or None`: an empty string or a zero is no model
            j.model <> '""' AND coalesce(lc_json_number(j.model) <> 0, true) AS model_given,
            -- (a Python function's call written once: DuckDB evaluates a repeated expression on every row)
-           CASE WHEN lc_json_token(j.state) IS NULL THEN lc_json_texts(j.state) END AS state_texts
+           -- (a flat state's texts are DuckDB's: lc_json_flat; any other goes through Python)
+           CASE WHEN lc_json_token(j.state) IS NOT NULL THEN NULL
+                WHEN lc_json_flat(j.state) THEN {'canonical': lc_json_spaced(j.state), 'compact': CAST(j.state AS VARCHAR)}
+                ELSE lc_json_texts(j.state) END AS state_texts
     FROM (SELECT pos, json_keys(line) AS top,     -- (from_json: a JSON null is NULL, as an absent key is)
                  from_json(line, '{"state": "JSON", "questions": "JSON", "expected": "MAP(VARCHAR, JSON)",
                                    "answers": "MAP(VARCHAR, JSON)", "language": "JSON", "model": "JSON",

@@ -695,6 +695,30 @@ def test_a_line_duckdb_cannot_parse_leaves_the_rest_of_its_block_to_the_loose_re
     assert ingest_both(tmp_path, path) == n - 1 == 299
 
 
+# object states, as written by hand: the loose reader keeps DuckDB's text of a flat one (lc_json_flat) and
+# asks Python for any other; a key repeated at the top or below, a separator or brace in a string, an escape
+STATE_TEXTS = ['{"k": 1, "k": 2}', '{"k": 1, "j": "x", "k": [3]}', '{"a": {"b": 1, "b": 2}}', '[{"x": 1, "x": 2}]',
+               '{"t": "a, b: c", "o": ["x,y", "z:"]}', '{"t":"a,b" , "u" :"c:d"}', '{"q": "say \\"hi\\", go"}',
+               '{"n": "line\\nbreak", "b": "back\\\\slash"}', '{"c": "\\u001b esc"}', '{"e": "\\u00e9t\\u00e9"}',
+               '{"t": "{brace}"}', '{"f": 1e-07, "g": 1E22, "h": 2.50}', '[1, "a,b", [2.5, null]]', '{}', '[]',
+               '{"big": 123456789012345678901, "neg": -0.0}', '{"nested": {"deeper": {"x": "y, z"}}}']
+
+
+def test_object_states_in_any_spelling_store_the_per_row_cells(tmp_path):
+    """Each state text above, in lines otherwise as json.dumps writes them or messy: read column-wise,
+    every stored cell (the case ids too) the per-row path's."""
+    rng = random.Random(71)
+    lines = []
+    for i in range(240):
+        row = {"state": "S", "questions": {"intent": BODIES["intent"]}, "expected": {"intent": "refund"},
+               "answers": {"intent": _tidy(rng, "intent")}}
+        text = json.dumps(row, ensure_ascii=False) if i % 2 else messy_line(rng, json.dumps(row, ensure_ascii=False))
+        lines.append(text.replace('"S"', STATE_TEXTS[i % len(STATE_TEXTS)], 1))
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert ingest_both(tmp_path, path) == 240
+
+
 # --- hostile values in every field the loose reader reads -----------------------------------------
 HOSTILE = {
     "type": ["choice", "noul", "score", "text", 5, None, True],
@@ -715,7 +739,12 @@ ROW_HOSTILE = {
     "tags": [[], ["a"], None, "vip", [1, "a"], [None], ["a\tb"], ["a", "a"]],
     "item_id": ["x", 5, 5.5, True, None, 10 ** 20, "x\\y"],
     "latency_ms": [1, 0, -1, 1.5, True, None, 10 ** 20, "5", 1e-07],
-    "state": ["s", "", {"b": 1, "a": [1, 2]}, 5, None, "line\nbreak", "\u2603 \\ \""],
+    "state": ["s", "", {"b": 1, "a": [1, 2]}, 5, None, "line\nbreak", "\u2603 \\ \"",
+              # object states DuckDB's text serves (lc_json_flat) or Python's: separators and braces in strings,
+              # escapes, a control character DuckDB escapes in upper case, nesting, a key repeated (below)
+              {"t": "a, b: c", "o": ["x,y", "z:"], "n": 2.5}, {"t": "line\nbreak\ttab", "p": "back\\slash"},
+              {"q": 'say "hi", then: go'}, {"c": "esc\x1b"}, {"n": {"a": 1}, "m": [{"b": [2]}]}, {"t": "{brace}"},
+              [1, "a,b", [2.5, None]], {"f": 1e-07, "g": 1e22}, {"dupkey": 1, "z": "a:b"}, {}, []],
 }
 
 
@@ -738,7 +767,7 @@ def _hostile_row(rng: random.Random, i: int) -> dict:
 
 def _duplicate_a_key(rng: random.Random, text: str) -> str:
     """Repeat a key in the line's text (json.loads keeps the last value, at the first one's place)."""
-    where = rng.choice(['{"state"', '"type"', '"expected"', '"refund"'])
+    where = rng.choice(['{"state"', '"type"', '"expected"', '"refund"', '"dupkey"'])
     at = text.find(where.lstrip("{"))
     if at < 0:
         return text

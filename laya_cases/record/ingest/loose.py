@@ -243,16 +243,19 @@ class LooseReader:
 
 
 def writes_python_text(con: Any) -> bool:
-    """Whether DuckDB's minified JSON text is json.dumps's compact text wherever lc_json_plain says so:
-    floats across every magnitude (DuckDB writes some that repr() writes in exponent form: not plain),
-    strings with and without escapes. Only then are its texts trusted."""
+    """Whether DuckDB's minified JSON text is json.dumps's compact text wherever lc_json_plain says so, and
+    lc_json_spaced's its text with json.dumps's separators: floats across every magnitude (DuckDB writes
+    some that repr() writes in exponent form: not plain), strings with and without escapes and separators.
+    Only then are its texts trusted."""
     rng = random.Random(0)
     values: list = PROBES + [rng.random() * 10 ** rng.uniform(-8, 20) for _ in range(400)]
-    values += ["plain", "é ü 中", "\x7f", "tab\t", 'q"', "a,b:c", -7, 0, 10 ** 14, True, None, [1.5, "x"]]
-    texts = [json.dumps({"v": v, "w": [v]}) for v in values]
+    values += ["plain", "é ü 中", "\x7f", "tab\t", 'q"', "a,b:c", "a\nb", "back\\slash", "\x01", "\x0b", "\u2028",
+               '"', "\\", "a, b: c", -7, 0, 10 ** 14, True, None, [1.5, "x"], ["x,y", "z:"]]
+    texts = [json.dumps({"v": v, "w": [v]}) for v in values] + [json.dumps({"v": v}, ensure_ascii=False) for v in values]
     try:
-        rows = con.execute("SELECT CAST(json(t) AS VARCHAR), lc_json_plain(json(t)) FROM (SELECT unnest(?) AS t)",
-                           [texts]).fetchall()
+        rows = con.execute("SELECT CAST(json(t) AS VARCHAR), lc_json_plain(json(t)), lc_json_spaced(json(t)) "
+                           "FROM (SELECT unnest(?) AS t)", [texts]).fetchall()
     except Exception:                    # noqa: BLE001 -- any failure: the per-row path reads these lines
         return False
-    return all(not plain or text == I._compact(json.loads(t)) for (text, plain), t in zip(rows, texts))  # noqa: SLF001
+    return all(not plain or (text == I._compact(json.loads(t))  # noqa: SLF001
+                             and spaced in (None, _json(json.loads(t)))) for (text, plain, spaced), t in zip(rows, texts))
