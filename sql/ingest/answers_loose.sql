@@ -126,8 +126,10 @@ SELECT pos, qid_pos, qid, coalesce(case_ok, false) AS case_ok, body.id AS body_i
                                        WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number' ELSE 'other' END
        END AS expected_kind,
        kind AS answer_type,
-       coalesce(CASE WHEN lc_json_plain(answer) AND NOT list_bool_or(list_transform(
-                          map_entries(a), lambda e: e.key <> 'probabilities' AND json_type(e.value) IN ('OBJECT', 'ARRAY')))
+       -- DuckDB's text where no object in it may repeat a key: the answer's own (a is null then) and its
+       -- probabilities (probs is) are checked; any other '{', even in a string, sends the text to Python
+       coalesce(CASE WHEN lc_json_plain(answer)
+                          AND length(answer) - length(replace(answer, '{', '')) = CASE WHEN probs IS NULL THEN 1 ELSE 2 END
                      THEN lc_json_spaced(answer) END, lc_json_texts(answer).canonical) AS answer_json,
        CASE kind WHEN 'choice' THEN CASE WHEN json_type(a['choice']) = 'VARCHAR' THEN a['choice'] ->> '$'
                                          ELSE lc_json_token(a['choice']) END

@@ -704,16 +704,27 @@ STATE_TEXTS = ['{"k": 1, "k": 2}', '{"k": 1, "j": "x", "k": [3]}', '{"a": {"b": 
                '{"big": 123456789012345678901, "neg": -0.0}', '{"nested": {"deeper": {"x": "y, z"}}}']
 
 
-def test_object_states_in_any_spelling_store_the_per_row_cells(tmp_path):
-    """Each state text above, in lines otherwise as json.dumps writes them or messy: read column-wise,
-    every stored cell (the case ids too) the per-row path's."""
+# answers, as written by hand: DuckDB's text of one is kept where no object in it but its own and its
+# probabilities (both checked) can repeat a key
+ANSWER_TEXTS = ['{"type": "choice", "choice": "refund", "meta": {"k": 1, "k": 2}}',
+                '{"type": "choice", "choice": "refund", "meta": [{"k": 1, "k": [2]}]}',
+                '{"type": "choice", "choice": "refund", "probabilities": {"refund": 0.6, "other": 0.4}, "m": {"z": 1, "z": 2}}',
+                '{"type": "choice", "choice": "refund", "probabilities": {"refund": 0.6, "other": 0.4}, "m": {"k": "{"}}',
+                '{"type": "choice", "choice": "refund", "probabilities": [0.5], "note": "a, b: {c}"}',
+                '{"type": "choice", "choice": "other", "probabilities": {}, "meta": [1, [2, "x,y"]]}']
+
+
+def test_object_states_and_answers_in_any_spelling_store_the_per_row_cells(tmp_path):
+    """Each state and answer text above, in lines otherwise as json.dumps writes them or messy: read
+    column-wise, every stored cell (the case ids too) the per-row path's."""
     rng = random.Random(71)
     lines = []
     for i in range(240):
         row = {"state": "S", "questions": {"intent": BODIES["intent"]}, "expected": {"intent": "refund"},
-               "answers": {"intent": _tidy(rng, "intent")}}
+               "answers": {"intent": "A"}}
         text = json.dumps(row, ensure_ascii=False) if i % 2 else messy_line(rng, json.dumps(row, ensure_ascii=False))
-        lines.append(text.replace('"S"', STATE_TEXTS[i % len(STATE_TEXTS)], 1))
+        answer = json.dumps(_tidy(rng, "intent")) if i % 3 else ANSWER_TEXTS[i % len(ANSWER_TEXTS)]
+        lines.append(text.replace('"S"', STATE_TEXTS[i % len(STATE_TEXTS)], 1).replace('"A"', answer, 1))
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert ingest_both(tmp_path, path) == 240
