@@ -1,7 +1,8 @@
 -- query: lmeval_generated -- one block of an lm-eval generate_until samples file, as answers-file lines
 -- spec: S2.4 (a noul answer), S9 (an import); docs/imports.md "lm-eval" (the rules, as
 --       laya_cases/imports/lmeval_rows.py generated_row applies them)
--- grain: one row per non-blank line of the block, in line order
+-- grain: one row per non-blank line of the block, in line order (DuckDB keeps an Arrow scan's order
+--        without a sort of the long rows: laya_cases/imports/lmeval_columns.py checks it)
 -- input: lines(line_no, line): physical lines of a samples_<task>_<date>.jsonl (laya_cases/imports/lmeval_columns.py);
 --        the Python function lc_loads_ok (through lc_lm_alike); macros sql/imports/lmeval_values.sql and sql/ingest/json_values.sql
 -- params: task, qid, language, item_field
@@ -57,4 +58,3 @@ SELECT line_no,
        || ',"metric":' || to_json(metric) || ',"response":' || to_json(response) || '}}}' AS answers,
        CAST(NULL AS DOUBLE[]) AS logits
 FROM rows
-ORDER BY line_no

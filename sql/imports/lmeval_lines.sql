@@ -1,7 +1,8 @@
 -- query: lmeval_lines -- one block of an lm-eval multiple-choice samples file, as answers-file lines
 -- spec: S2.4 (a choice answer's probabilities), S9 (an import: lm-eval's own per-doc metric is checked);
 --       docs/imports.md "lm-eval" (the rules, as laya_cases/imports/lmeval_rows.py choice_row applies them)
--- grain: one row per non-blank line of the block, in line order
+-- grain: one row per non-blank line of the block, in line order (DuckDB keeps an Arrow scan's order
+--        without a sort of the long rows: laya_cases/imports/lmeval_columns.py checks it)
 -- input: lines(line_no, line): physical lines of a samples_<task>_<date>.jsonl (laya_cases/imports/lmeval_columns.py);
 --        the Python function lc_loads_ok (through lc_lm_alike: whether json.loads reads a line as DuckDB does);
 --        macros sql/imports/lmeval_values.sql and sql/ingest/json_values.sql (lc_json_number)
@@ -119,4 +120,3 @@ SELECT line_no,
        || ',"probabilities":' || to_json(map(labels, p)) || ',"answer_confidence":' || to_json(list_max(p)) || '}}}' AS answers,
        lls AS logits
 FROM rows
-ORDER BY line_no

@@ -313,6 +313,21 @@ def test_generated_logs_store_the_same_cells_column_wise(tmp_path, monkeypatch, 
     assert import_both.columnwise == 1
 
 
+def test_rows_out_of_line_order_are_put_back_in_order(tmp_path, monkeypatch):
+    """The queries have no ORDER BY (DuckDB keeps an Arrow scan's order); a block whose rows came back in
+    another order (here: reversed, as a double of DuckDB) is sorted by line number: the same cells."""
+    original = lmeval_columns.sqlfiles.arrow
+
+    def reversed_rows(con, name, params):
+        out = original(con, name, params)
+        return out.take(list(range(out.num_rows - 1, -1, -1)))
+    monkeypatch.setattr(lmeval_columns.sqlfiles, "arrow", reversed_rows)
+    monkeypatch.setattr(lmeval_columns, "BLOCK_BYTES", 20000)
+    folder = write_log(tmp_path / "log", 7, TASKS[1], 60, "raw")
+    assert import_both(tmp_path, folder) is None
+    assert import_both.columnwise == 1
+
+
 @pytest.mark.parametrize("seed", range(100, 180))
 def test_a_hostile_line_gives_the_per_row_import_s_cells_or_error(tmp_path, seed):
     norm = ("raw", "chars", "bytes")[seed % 3]
