@@ -24,7 +24,8 @@ CREATE OR REPLACE MACRO lc_json_exact_number(v, x) AS
 CREATE OR REPLACE MACRO lc_json_exact(v) AS lc_json_exact_number(v, lc_json_number(v));
 
 -- json.dumps of a scalar: DuckDB's double -> VARCHAR is Python's repr() (checked when the reader connects),
--- an int's digits are its text, a string without escapes is its text, null for a container or an escape
+-- an int's digits are its text, a string without a \u escape is its text (as lc_json_plain), null for a
+-- container or a \u escape
 CREATE OR REPLACE MACRO lc_json_token(v) AS
     CASE json_type(v) WHEN 'VARCHAR' THEN CASE WHEN NOT contains(CAST(v AS VARCHAR), '\u') THEN CAST(v AS VARCHAR) END
                       WHEN 'DOUBLE' THEN CASE WHEN lc_json_big_int(v) THEN CAST(v AS VARCHAR)
