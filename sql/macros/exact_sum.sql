@@ -28,13 +28,15 @@ CREATE OR REPLACE MACRO lc_rest(x) AS CASE
 -- then per group) and the pieces added: lc_limbs_total / lc_limbs_mean add the columns of partial sums and
 -- round once, with the value lc_exact_w gives over all the rows (the exact sum is a function of the
 -- multiset alone). lc_limbs_round is the one decision both take.
-CREATE OR REPLACE MACRO lc_limb0_w(x, w) AS sum(CASE WHEN lc_fits(x) THEN CAST(lc_t0(x) AS HUGEINT) * w END);
-CREATE OR REPLACE MACRO lc_limb1_w(x, w) AS
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS HUGEINT) * w END);
-CREATE OR REPLACE MACRO lc_limb2_w(x, w) AS
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS HUGEINT) * w END);
-CREATE OR REPLACE MACRO lc_limb3_w(x, w) AS
-    sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS HUGEINT) * w END);
+-- one row's limbs (integers below 2^52, as doubles; null for an x that does not fit)
+CREATE OR REPLACE MACRO lc_l0(x) AS CASE WHEN lc_fits(x) THEN lc_t0(x) END;
+CREATE OR REPLACE MACRO lc_l1(x) AS CASE WHEN lc_fits(x) THEN lc_t1(x) - lc_shift52(lc_t0(x)) END;
+CREATE OR REPLACE MACRO lc_l2(x) AS CASE WHEN lc_fits(x) THEN lc_t2(x) - lc_shift52(lc_t1(x)) END;
+CREATE OR REPLACE MACRO lc_l3(x) AS CASE WHEN lc_fits(x) THEN lc_t3(x) - lc_shift52(lc_t2(x)) END;
+CREATE OR REPLACE MACRO lc_limb0_w(x, w) AS sum(CAST(lc_l0(x) AS HUGEINT) * w);
+CREATE OR REPLACE MACRO lc_limb1_w(x, w) AS sum(CAST(lc_l1(x) AS HUGEINT) * w);
+CREATE OR REPLACE MACRO lc_limb2_w(x, w) AS sum(CAST(lc_l2(x) AS HUGEINT) * w);
+CREATE OR REPLACE MACRO lc_limb3_w(x, w) AS sum(CAST(lc_l3(x) AS HUGEINT) * w);
 CREATE OR REPLACE MACRO lc_rest_w(x, w) AS list([lc_rest(x), CAST(w AS DOUBLE)]) FILTER (WHERE lc_rest(x) <> 0);
 CREATE OR REPLACE MACRO lc_nan_w(x, w) AS sum(CASE WHEN isnan(x) THEN w ELSE 0 END);
 CREATE OR REPLACE MACRO lc_pinf_w(x, w) AS sum(CASE WHEN x = CAST('inf' AS DOUBLE) THEN w ELSE 0 END);
@@ -63,9 +65,6 @@ CREATE OR REPLACE MACRO lc_exact_sum_w(x, w) AS lc_exact_w(x, w, CAST(NULL AS HU
 CREATE OR REPLACE MACRO lc_exact_mean_w(x, w) AS lc_exact_w(x, w, CAST(sum(w) AS HUGEINT));
 -- unweighted, the limbs sum as BIGINT (each is below 2^52; DuckDB's sum of BIGINT is a HUGEINT, exact): the
 -- same sums without a HUGEINT product per row (aurc's sum over every level: 5% of level_points at 3M levels)
-CREATE OR REPLACE MACRO lc_limb0(x) AS sum(CASE WHEN lc_fits(x) THEN CAST(lc_t0(x) AS BIGINT) END);
-CREATE OR REPLACE MACRO lc_limb1(x) AS sum(CASE WHEN lc_fits(x) THEN CAST(lc_t1(x) - lc_shift52(lc_t0(x)) AS BIGINT) END);
-CREATE OR REPLACE MACRO lc_limb2(x) AS sum(CASE WHEN lc_fits(x) THEN CAST(lc_t2(x) - lc_shift52(lc_t1(x)) AS BIGINT) END);
-CREATE OR REPLACE MACRO lc_limb3(x) AS sum(CASE WHEN lc_fits(x) THEN CAST(lc_t3(x) - lc_shift52(lc_t2(x)) AS BIGINT) END);
-CREATE OR REPLACE MACRO lc_exact_sum(x) AS lc_limbs_round(lc_limb0(x), lc_limb1(x), lc_limb2(x), lc_limb3(x),
+CREATE OR REPLACE MACRO lc_exact_sum(x) AS lc_limbs_round(sum(CAST(lc_l0(x) AS BIGINT)), sum(CAST(lc_l1(x) AS BIGINT)),
+    sum(CAST(lc_l2(x) AS BIGINT)), sum(CAST(lc_l3(x) AS BIGINT)),
     lc_rest_w(x, 1), lc_nan_w(x, 1), lc_pinf_w(x, 1), lc_ninf_w(x, 1), CAST(NULL AS HUGEINT));
