@@ -162,9 +162,37 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+WAREHOUSE_ENV = "LAYA_CASES_WAREHOUSE"
+
+
+def _warehouse_for_the_command(ctx: typer.Context, value: Optional[str]) -> None:
+    """`laya-cases -w DIR COMMAND`: DIR becomes the command's warehouse as LAYA_CASES_WAREHOUSE would (the
+    command's own -w still wins), for this invocation only: the variable is put back when the app's context
+    closes, so a test process (typer's CliRunner) keeps its own environment."""
+    if value is None:
+        return
+    from laya_cases_cli.options import checked_warehouse
+
+    before = os.environ.get(WAREHOUSE_ENV)
+    os.environ[WAREHOUSE_ENV] = checked_warehouse(value)
+    ctx.call_on_close(functools.partial(_put_back, WAREHOUSE_ENV, before))
+
+
+def _put_back(name: str, value: Optional[str]) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                       help="Print the version and exit.")) -> None:
+                                       help="Print the version and exit."),
+          warehouse: Optional[str] = typer.Option(None, "--warehouse", "-w", metavar="DIR", expose_value=False,
+                                                  callback=_warehouse_for_the_command,
+                                                  help="The warehouse of the command that follows, before its "
+                                                       "name: `laya-cases -w DIR runs` is `laya-cases runs -w DIR`.")
+          ) -> None:
     """laya-cases (the app's help text is given above)."""
 
 
@@ -206,6 +234,8 @@ def register_commands(argv) -> None:
     """Register the command `argv` names (its module only, when it is a light one), else all commands."""
     import importlib
 
+    while argv[:1] in (["-w"], ["--warehouse"]) or (argv and argv[0].startswith("--warehouse=")):
+        argv = argv[1 if "=" in argv[0] else 2:]      # the app's own -w DIR comes before the command's name
     name = argv[0] if argv and not argv[0].startswith("-") else None
     if name in LIGHT_COMMANDS:
         importlib.import_module("laya_cases_cli." + LIGHT_COMMANDS[name])

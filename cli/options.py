@@ -16,7 +16,7 @@ if TYPE_CHECKING:                        # imported where used: `laya-cases runs
 WAREHOUSE_PARAM = "warehouse"
 
 
-def _warehouse_path(text: str) -> Path:
+def checked_warehouse(text: str) -> str:
     """`-w ""` is a mistake, not the current directory; a URL must be one the store supports, in full."""
     from laya_cases.store.delta.url import warehouse_problem
 
@@ -25,7 +25,11 @@ def _warehouse_path(text: str) -> Path:
     problem = warehouse_problem(text)
     if problem:
         raise typer.BadParameter(problem)
-    return Path(text)
+    return text
+
+
+def _warehouse_path(text: str) -> Path:
+    return Path(checked_warehouse(text))
 
 
 WAREHOUSE = typer.Option(None, "--warehouse", "-w", metavar="DIR", envvar="LAYA_CASES_WAREHOUSE",

@@ -351,6 +351,27 @@ def test_warehouse_option_and_environment_choose_the_store(tmp_path):
     assert sql.stdout == "run_id\nin-a\n"
 
 
+def test_warehouse_before_the_command_name_is_the_commands(tmp_path, monkeypatch):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, run in ((a, "in-a"), (b, "in-b")):
+        assert invoke("ingest", str(ANSWERS), "-w", str(root), "--run-id", run).exit_code == 0
+    monkeypatch.delenv("LAYA_CASES_WAREHOUSE", raising=False)
+
+    def ids(*args, env=None):
+        result = invoke(*args, "--format", "json", env=env)
+        assert result.exit_code == 0, result.stderr
+        return [r["run_id"] for r in json.loads(result.stdout)]
+
+    assert ids("-w", str(a), "runs") == ["in-a"]
+    assert ids("--warehouse=%s" % b, "runs") == ["in-b"]
+    assert ids("-w", str(a), "runs", env={"LAYA_CASES_WAREHOUSE": str(b)}) == ["in-a"]   # beats the variable
+    assert ids("-w", str(a), "runs", "-w", str(b)) == ["in-b"]                          # the command's own wins
+    assert "LAYA_CASES_WAREHOUSE" not in os.environ                  # put back: this process keeps its own
+    empty = invoke("-w", "", "runs")
+    assert empty.exit_code == 2 and "the warehouse path is empty" in empty.stderr
+    # (tests/cli/test_startup.py: the console script still takes the light path of `runs` behind it)
+
+
 def test_report_writes_json_and_markdown(store, tmp_path):
     out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
     result = invoke("report", "base", "-w", str(store), "--json", str(out_json), "--markdown", str(out_md),

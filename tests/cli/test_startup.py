@@ -50,10 +50,12 @@ def store(tmp_path_factory) -> Path:
     return wh
 
 
-@pytest.mark.parametrize("fmt", ["table", "json"])
+@pytest.mark.parametrize("fmt", ["table", "json", "app -w"])
 @pytest.mark.slow
 def test_runs_imports_no_heavy_library(store, fmt):
-    found = probe("runs", "-w", str(store), "--format", fmt)
+    # "app -w": the warehouse before the command's name, which is still found for the light path
+    args = ("-w", str(store), "runs") if fmt == "app -w" else ("runs", "-w", str(store), "--format", fmt)
+    found = probe(*args)
     assert found["code"] == 0, found["stderr"]
     assert "r1" in found["stdout"]
     assert found["heavy"] == [], "`laya-cases runs` imported %s" % found["heavy"]
