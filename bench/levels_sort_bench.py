@@ -1,6 +1,7 @@
 """What `levels` would cost as one global sort plus linear scans, against sql/pipeline/levels.sql today.
 
     .venv/bin/python bench/levels_sort_bench.py [--n 1000000] [--rounded] [--root DIR]
+        [--plans numpy polars over] [--no-check]
 
 Issue 8 asks for the full report at 10M full-precision confidences in <= 4 s; `levels` (with
 `level_cells`, its input) is most of that report's time, and a SQL window sorts every (group, level)
@@ -10,7 +11,11 @@ counting pass by group and a running sum, in numpy; and the same plan in polars 
 project allows beside SQL), whose sorts and joins use every core. It is a measurement, not a second
 definition: the script checks that each gives the same rows as the SQL (group, level, confidence, rows,
 hits, accepted, cum_hits, N) and prints the seconds of each, from the same materialised `cells` and
-`slice_map` tables (the polars and numpy times include reading them out of DuckDB).
+`slice_map` tables (the polars and numpy times include reading them out of DuckDB). A third plan,
+`over`, is polars without the sort by group: one dimension at a time, each group's running sums taken by
+a window (`over("gid")`) that keeps the rows in confidence order. Each line also prints the floor
+(DuckDB's bare sort of `level_cells`, as `report_bench.py --floors`) and the process's peak RSS;
+`--no-check` runs the plans first, before the SQL, so that the peak is theirs, and compares no rows.
 """
 from __future__ import annotations
 
@@ -29,6 +34,14 @@ import synthetic as S  # noqa: E402
 from laya_cases.query import sql as Q  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
 from laya_cases.query.sql import connect
+
+def peak_mb() -> int:
+    """The process's peak resident set (VmHWM), in MB."""
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
 
 COLUMNS = ["dim", "key", "level", "conf", "rows", "hits", "accepted", "cum_hits", "N"]
 
@@ -125,6 +138,52 @@ def polars_levels(con) -> dict:
     return result
 
 
+def polars_over_levels(con) -> dict:
+    """The same rows as polars_levels without its sort by group: the paired cells sorted once by confidence,
+    then one dimension at a time (each a partition of its cases: a fraction of the memory) joined to their
+    groups keeping that order, and each group's running sums, level ends and level numbers taken by
+    polars' window `over("gid")`, which keeps every group's rows in the order they came in. A group's run
+    of equal confidences ends where the next row of the group differs (NaN as a null: one level, last)."""
+    import polars as pl
+
+    cells = pl.from_arrow(con.sql(
+        "SELECT c.slice_set, c.conf, c.n, s.correct FROM cells c "
+        "JOIN (SELECT DISTINCT slice_set, correct FROM slice_map) s USING (slice_set) "
+        "WHERE c.conf IS NOT NULL AND s.correct IS NOT NULL").to_arrow_table())
+    names = [tuple(r) for r in con.execute("SELECT DISTINCT dim, key FROM slice_map ORDER BY dim, key").fetchall()]
+    groups = pl.from_arrow(con.sql(
+        "SELECT slice_set, dim, CAST(dense_rank() OVER (ORDER BY dim, key) - 1 AS INTEGER) AS gid "
+        "FROM slice_map").to_arrow_table())
+    ordered = (cells.select("slice_set", "conf", order=pl.col("conf").fill_nan(None), rows=pl.col("n").cast(pl.Int64),
+                            hits=pl.col("n").cast(pl.Int64) * pl.col("correct").cast(pl.Int64))
+               .sort("order", descending=True, nulls_last=True))
+    order, by = pl.col("order"), "gid"
+    parts = []
+    for dim in groups["dim"].unique().sort():
+        mine = groups.filter(pl.col("dim") == dim).select("slice_set", "gid")
+        part = (ordered.lazy().join(mine.lazy(), on="slice_set", how="inner", maintain_order="left")
+                .with_columns(accepted=pl.col("rows").cum_sum().over(by), cum_hits=pl.col("hits").cum_sum().over(by),
+                              last=order.ne_missing(order.shift(-1).over(by))
+                              | (pl.int_range(pl.len()).over(by) == pl.len().over(by) - 1))
+                .filter("last")
+                .select("gid", "conf", "accepted", "cum_hits",
+                        level=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(by),
+                        rows=pl.col("accepted") - pl.col("accepted").shift(1, fill_value=0).over(by),
+                        hits=pl.col("cum_hits") - pl.col("cum_hits").shift(1, fill_value=0).over(by),
+                        N=pl.col("accepted").max().over(by))
+                .collect())
+        parts.append(part)
+    levels = pl.concat(parts)
+    result = {c: levels[c].to_numpy() for c in ("level", "conf", "rows", "hits", "accepted", "cum_hits", "N")}
+    gids = levels["gid"].to_numpy()
+    present = np.flatnonzero(np.bincount(gids, minlength=len(names)))    # groups with paired cases,
+    renumber = np.zeros(len(names), dtype=np.int64)                      # numbered as SQL numbers them
+    renumber[present] = np.arange(len(present))
+    result["dim"] = renumber[gids]
+    result["names"] = [names[i] for i in present]
+    return result
+
+
 def same_rows(ours: dict, theirs: dict, names: list) -> bool:
     order = np.lexsort((ours["level"], ours["dim"]))
     return ours["names"] == names and len(order) == len(theirs["level"]) and all(
@@ -138,6 +197,9 @@ def main() -> None:
     ap.add_argument("--rounded", action="store_true", help="confidences rounded to 4 decimals (default: distinct)")
     ap.add_argument("--root", help="an existing warehouse (with --run); default: a new temporary one")
     ap.add_argument("--run", default="bench", help="the run of --root to read")
+    ap.add_argument("--no-check", action="store_true", help="time the plans first, alone (peak RSS), then SQL and "
+                    "the floor; no comparison of rows")
+    ap.add_argument("--plans", nargs="+", choices=("numpy", "polars", "over"), default=["numpy", "polars", "over"])
     args = ap.parse_args()
     tmp = None if args.root else Path(tempfile.mkdtemp(prefix="lc-levels-"))
     root = Path(args.root) if args.root else tmp
@@ -148,24 +210,40 @@ def main() -> None:
         con = connect(wh, [args.run])
         for name in ("cells", "slice_map"):
             Q.materialize(con, "pipeline/%s.sql" % name, name, {"run_id": args.run})
+        plans = {"numpy": ("one sort + scans (numpy)", numpy_levels),
+                 "polars": ("one sort + scans (polars)", polars_levels),
+                 "over": ("one sort + per-dimension over() (polars)", polars_over_levels)}
+        if args.no_check:                      # the plans first, each alone with DuckDB's cells: their peak RSS
+            for label, compute in (plans[p] for p in args.plans):
+                t = time.perf_counter()
+                compute(con)
+                print("  %s: %.2f s; peak RSS so far %d MB" % (label, time.perf_counter() - t, peak_mb()))
         t = time.perf_counter()
         for name in ("level_groups", "level_cells", "level_starts", "levels"):
             Q.materialize(con, "pipeline/%s.sql" % name, name)
+        con.execute("CREATE TEMP TABLE levels_rows AS SELECT * FROM levels")   # `levels` is a view: run it
         sql_s = time.perf_counter() - t
+        t = time.perf_counter()
+        con.execute("CREATE TEMP TABLE sorted_rows AS SELECT * FROM level_cells ORDER BY gid, -conf")
+        floor_s = time.perf_counter() - t
+        print("%s (%s): %d level rows; SQL level_groups, level_cells, level_starts, levels %.2f s; "
+              "the floor (DuckDB's bare sort of level_cells) %.2f s" % (
+                  args.root or "%d decisions" % args.n, "rounded" if args.rounded else "distinct",
+                  con.execute("SELECT count(*) FROM levels_rows").fetchone()[0], sql_s, floor_s))
+        if args.no_check:
+            return
         theirs = con.execute("SELECT dense_rank() OVER (ORDER BY dim, key) - 1 AS dim, level, conf, rows, hits, "
-                             "accepted, cum_hits, N FROM levels JOIN level_groups USING (gid) "
+                             "accepted, cum_hits, N FROM levels_rows JOIN level_groups USING (gid) "
                              "ORDER BY dim, key, level").fetchnumpy()
         names = [tuple(r) for r in con.execute("SELECT DISTINCT dim, key FROM levels JOIN level_groups USING (gid) "
                                                "ORDER BY dim, key").fetchall()]
-        print("%s (%s): %d level rows; SQL level_groups, level_cells, level_starts, levels %.2f s" % (
-            args.root or "%d decisions" % args.n, "rounded" if args.rounded else "distinct", len(theirs["level"]),
-            sql_s))
-        for label, compute in (("one sort + scans (numpy)", numpy_levels), ("one sort + scans (polars)", polars_levels)):
+        con.execute("DROP TABLE levels_rows; DROP TABLE sorted_rows")   # the plans below read cells and slice_map
+        for label, compute in (plans[p] for p in args.plans):
             t = time.perf_counter()
             ours = compute(con)
             seconds = time.perf_counter() - t
-            print("  %s: %.2f s (SQL / this %.1fx); same rows: %s" % (label, seconds, sql_s / seconds,
-                                                                     same_rows(ours, theirs, names)))
+            print("  %s: %.2f s (SQL / this %.1fx, this / floor %.2fx); same rows: %s; peak RSS so far %d MB" % (
+                label, seconds, sql_s / seconds, seconds / floor_s, same_rows(ours, theirs, names), peak_mb()))
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
