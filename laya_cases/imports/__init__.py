@@ -21,7 +21,7 @@ def detect(path: str) -> str:
     """The format of `path` from its files: a HELM run folder, lighteval details, lm-eval results/samples, an
     inspect log, else a harness document."""
     if not os.path.exists(path):
-        return "harness"                        # its reader names the missing file, as before
+        raise UsageError("%s: no such file or folder" % path)
     if os.path.isdir(path):
         names = [n for _, _, files in os.walk(path) for n in files]
         if helm.STATE in names:

@@ -236,6 +236,8 @@ def test_cli_imports_and_reports(tmp_path):
     assert bad.exit_code == 2 and "--norm must be one of raw, chars, bytes" in bad.output
     with pytest.raises(UsageError, match="no lm-eval results"):
         import_path(Warehouse(wh), str(tmp_path), fmt="lm-eval")
+    missing = CliRunner().invoke(app, ["import", str(tmp_path / "nowhere"), "-w", str(wh)])
+    assert missing.exit_code == 2 and missing.stderr == "laya-cases: %s: no such file or folder\n" % (tmp_path / "nowhere")
     assert glob.glob(str(wh / "runs" / "*"))
 
 
