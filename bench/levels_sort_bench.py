@@ -96,11 +96,9 @@ def numpy_levels(con) -> dict:
     return result
 
 
-def polars_levels(con) -> dict:
-    """levels.sql's rows from `cells` and `slice_map` in polars: the paired cells sorted once by confidence
-    (S3.12 order: NaN as a null, last), joined to their groups keeping that order, stably sorted by group
-    (so each group's rows stay in confidence order), then linear scans: running sums less the group's
-    start, the last row of each run of equal confidences as the level, its rows and hits as differences."""
+def polars_inputs(con):
+    """The paired cells (slice_set, conf, n, correct), the (dim, key) names in SQL's order, and each slice
+    set's groups (slice_set, dim, gid numbering those names), as polars frames."""
     import polars as pl
 
     cells = pl.from_arrow(con.sql(
@@ -109,8 +107,19 @@ def polars_levels(con) -> dict:
         "WHERE c.conf IS NOT NULL AND s.correct IS NOT NULL").to_arrow_table())
     names = [tuple(r) for r in con.execute("SELECT DISTINCT dim, key FROM slice_map ORDER BY dim, key").fetchall()]
     groups = pl.from_arrow(con.sql(
-        "SELECT slice_set, CAST(dense_rank() OVER (ORDER BY dim, key) - 1 AS INTEGER) AS gid "
+        "SELECT slice_set, dim, CAST(dense_rank() OVER (ORDER BY dim, key) - 1 AS INTEGER) AS gid "
         "FROM slice_map").to_arrow_table())
+    return cells, names, groups
+
+
+def polars_levels(con) -> dict:
+    """levels.sql's rows from `cells` and `slice_map` in polars: the paired cells sorted once by confidence
+    (S3.12 order: NaN as a null, last), joined to their groups keeping that order, stably sorted by group
+    (so each group's rows stay in confidence order), then linear scans: running sums less the group's
+    start, the last row of each run of equal confidences as the level, its rows and hits as differences."""
+    import polars as pl
+
+    cells, names, groups = polars_inputs(con)
     gid, order = pl.col("gid"), pl.col("order")
     new_group = gid.ne_missing(gid.shift(1))
 
@@ -119,7 +128,7 @@ def polars_levels(con) -> dict:
 
     rows = (cells.with_columns(order=pl.col("conf").fill_nan(None))
             .sort("order", descending=True, nulls_last=True)
-            .join(groups, on="slice_set", how="inner", maintain_order="left")
+            .join(groups.select("slice_set", "gid"), on="slice_set", how="inner", maintain_order="left")
             .select("gid", "conf", "order", rows=pl.col("n"), hits=pl.col("n") * pl.col("correct").cast(pl.Int64))
             .sort("gid", maintain_order=True))
     last = gid.ne_missing(gid.shift(-1)) | order.ne_missing(order.shift(-1))
@@ -146,14 +155,7 @@ def polars_over_levels(con) -> dict:
     of equal confidences ends where the next row of the group differs (NaN as a null: one level, last)."""
     import polars as pl
 
-    cells = pl.from_arrow(con.sql(
-        "SELECT c.slice_set, c.conf, c.n, s.correct FROM cells c "
-        "JOIN (SELECT DISTINCT slice_set, correct FROM slice_map) s USING (slice_set) "
-        "WHERE c.conf IS NOT NULL AND s.correct IS NOT NULL").to_arrow_table())
-    names = [tuple(r) for r in con.execute("SELECT DISTINCT dim, key FROM slice_map ORDER BY dim, key").fetchall()]
-    groups = pl.from_arrow(con.sql(
-        "SELECT slice_set, dim, CAST(dense_rank() OVER (ORDER BY dim, key) - 1 AS INTEGER) AS gid "
-        "FROM slice_map").to_arrow_table())
+    cells, names, groups = polars_inputs(con)
     ordered = (cells.select("slice_set", "conf", order=pl.col("conf").fill_nan(None), rows=pl.col("n").cast(pl.Int64),
                             hits=pl.col("n").cast(pl.Int64) * pl.col("correct").cast(pl.Int64))
                .sort("order", descending=True, nulls_last=True))
