@@ -3,12 +3,14 @@
 Fixtures: real inspect_ai 0.3.285 logs (tests/fixtures/imports/inspect/README.md) of a SIB-200 multiple
 choice task, 2 epochs, answered by inspect's mockllm: one without logprobs (.eval, and a short .json),
 one with top_logprobs at the answer token (.eval). `.eval` logs are read only through inspect's own API:
-those tests run where inspect_ai is installed (the optional extra `inspect`) and skip elsewhere; the
-`.json` log is read without it.
+those tests run where inspect_ai is installed (the optional extra `inspect`, part of `dev`) and skip
+elsewhere. The `.json` log is read both through inspect_ai and without it, and the refusal of a `.eval`
+log without it is checked by hiding inspect_ai from the import system.
 """
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -34,8 +36,19 @@ def _log(path):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _without_inspect(monkeypatch) -> None:
+    """As where the `inspect` extra is not installed: importing inspect_ai fails."""
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+
+
 @pytest.mark.slow
-def test_json_log_imports_as_hard_decisions_with_inspects_accuracy(tmp_path):
+@pytest.mark.parametrize("reader", ["inspect_ai", "plain json"])
+def test_json_log_imports_as_hard_decisions_with_inspects_accuracy(tmp_path, monkeypatch, reader):
+    if reader == "plain json":
+        _without_inspect(monkeypatch)          # a .json log is read without inspect_ai too
+    elif not HAS_INSPECT:
+        pytest.skip("inspect_ai not installed (pip install -e '.[inspect]')")
     wh = tmp_path / "wh"
     assert detect(str(JSON_LOG)) == "inspect"
     res = CliRunner().invoke(app, ["import", str(JSON_LOG), "--run-id", "h", "-w", str(wh)])
@@ -59,8 +72,8 @@ def test_json_log_imports_as_hard_decisions_with_inspects_accuracy(tmp_path):
     assert "note: calibration unavailable" in shown.output and "ece" not in shown.stdout
 
 
-@pytest.mark.skipif(HAS_INSPECT, reason="inspect_ai is installed here")
-def test_eval_log_without_inspect_names_the_extra(tmp_path):
+def test_eval_log_without_inspect_names_the_extra(tmp_path, monkeypatch):
+    _without_inspect(monkeypatch)
     res = CliRunner().invoke(app, ["import", str(HARD), "-w", str(tmp_path / "wh")])
     assert res.exit_code == 2 and "needs inspect_ai: pip install -e" in res.output and "[inspect]" in res.output
     assert not (tmp_path / "wh").exists() or not Warehouse(tmp_path / "wh").run_ids()
