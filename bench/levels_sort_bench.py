@@ -30,18 +30,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic as S  # noqa: E402
+from report_bench import peak_mb  # noqa: E402
 
 from laya_cases.query import sql as Q  # noqa: E402
 from laya_cases.store.warehouse import Warehouse  # noqa: E402
 from laya_cases.query.sql import connect
-
-def peak_mb() -> int:
-    """The process's peak resident set (VmHWM), in MB."""
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) // 1024
-    return 0
-
 
 COLUMNS = ["dim", "key", "level", "conf", "rows", "hits", "accepted", "cum_hits", "N"]
 
@@ -112,6 +105,19 @@ def polars_inputs(con):
     return cells, names, groups
 
 
+def numbered_as_sql(levels, names: list) -> dict:
+    """A polars plan's level rows as numpy columns, their groups renumbered as the SQL numbers them: only the
+    groups with paired cases, in (dim, key) order (a bincount, not a sort of every row)."""
+    result = {c: levels[c].to_numpy() for c in ("level", "conf", "rows", "hits", "accepted", "cum_hits", "N")}
+    gids = levels["gid"].to_numpy()
+    present = np.flatnonzero(np.bincount(gids, minlength=len(names)))
+    renumber = np.zeros(len(names), dtype=np.int64)
+    renumber[present] = np.arange(len(present))
+    result["dim"] = renumber[gids]
+    result["names"] = [names[i] for i in present]
+    return result
+
+
 def polars_levels(con) -> dict:
     """levels.sql's rows from `cells` and `slice_map` in polars: the paired cells sorted once by confidence
     (S3.12 order: NaN as a null, last), joined to their groups keeping that order, stably sorted by group
@@ -141,10 +147,7 @@ def polars_levels(con) -> dict:
                       rows=pl.col("accepted") - pl.when(new_group).then(0).otherwise(pl.col("accepted").shift(1)),
                       hits=pl.col("cum_hits") - pl.when(new_group).then(0).otherwise(pl.col("cum_hits").shift(1)),
                       N=pl.col("accepted").last().over("gid")))
-    result = {c: levels[c].to_numpy() for c in ("level", "conf", "rows", "hits", "accepted", "cum_hits", "N")}
-    present, result["dim"] = np.unique(levels["gid"].to_numpy(), return_inverse=True)  # numbered as SQL
-    result["names"] = [names[i] for i in present]
-    return result
+    return numbered_as_sql(levels, names)
 
 
 def polars_over_levels(con) -> dict:
@@ -175,15 +178,7 @@ def polars_over_levels(con) -> dict:
                         N=pl.col("accepted").max().over(by))
                 .collect())
         parts.append(part)
-    levels = pl.concat(parts)
-    result = {c: levels[c].to_numpy() for c in ("level", "conf", "rows", "hits", "accepted", "cum_hits", "N")}
-    gids = levels["gid"].to_numpy()
-    present = np.flatnonzero(np.bincount(gids, minlength=len(names)))    # groups with paired cases,
-    renumber = np.zeros(len(names), dtype=np.int64)                      # numbered as SQL numbers them
-    renumber[present] = np.arange(len(present))
-    result["dim"] = renumber[gids]
-    result["names"] = [names[i] for i in present]
-    return result
+    return numbered_as_sql(pl.concat(parts), names)
 
 
 def same_rows(ours: dict, theirs: dict, names: list) -> bool:
