@@ -215,3 +215,29 @@ def stored_run(wh: Any, run_id: str):
     run = pq.read_table(str(wh.run_file(run_id))).drop(["run_id", "created_at"]).to_pylist()
     sets = pa.concat_tables([pq.read_table(str(p)) for p in wh.slice_set_files(run_id)]).to_pylist()
     return cases, layout, run, sets
+
+
+def end_spark() -> None:
+    """Stop this process's Spark session and end its JVM. A test worker goes on to run other files: a JVM
+    left behind kept a core busy (GC, heartbeats) for the rest of the suite, and its py4j threads lived on
+    in the worker. pyspark keeps the gateway for a later session, so the JVM is ended here: it exits when
+    its stdin closes (PythonGatewayServer), and the next getOrCreate launches a new one."""
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    for spark in {SparkSession.getActiveSession(), SparkSession._instantiatedSession} - {None}:
+        spark.stop()
+    gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
+    if gateway is None:
+        return
+    gateway.shutdown()
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

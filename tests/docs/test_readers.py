@@ -19,7 +19,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, end_spark
 from laya_cases.query.sql import connect
 
 DOC = ROOT / "docs" / "readers.md"
@@ -52,6 +52,13 @@ def _rows(confidences: List[Any]) -> List[Dict[str, Any]]:
                      "expected": {"c": "a", "n": i % 2 == 0},
                      "answers": {"c": choice, "n": {"type": "noul", "noul": 0.8 if i % 4 else 0.2, "confidence": 0.7}}})
     return rows
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _spark_ends_with_the_module():
+    """The documented Spark block starts a session (getOrCreate): its JVM ends with this file."""
+    yield
+    end_spark()
 
 
 @pytest.fixture(scope="module", params=sorted(STORES))

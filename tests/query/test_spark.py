@@ -19,7 +19,7 @@ pytest.importorskip("sqlglot", reason="sqlglot not installed (pip install -e '.[
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
     pytest.skip("--engine spark needs Java 17+ (none on PATH or JAVA_HOME)", allow_module_level=True)
 
-from helpers import ROOT, T62_RULES, fixture_rows, record_to_row  # noqa: E402
+from helpers import ROOT, T62_RULES, end_spark, fixture_rows, record_to_row  # noqa: E402
 from laya_cases.report import build as R  # noqa: E402
 from laya_cases.query.engines import translate  # noqa: E402
 from laya_cases.query.engines.spark import SparkConnection, session  # noqa: E402
@@ -44,10 +44,12 @@ TEST_CONF = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "
              "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def spark():
-    """One Spark session for every test here: the CLI's `--spark-master local[2]` finds it (getOrCreate)."""
-    return session(MASTER, TEST_CONF)
+    """One Spark session for every test here: the CLI's `--spark-master local[2]` finds it (getOrCreate).
+    Its JVM ends with the module, before the worker runs another file."""
+    yield session(MASTER, TEST_CONF)
+    end_spark()
 
 
 def both(spark, wh, run_id, **options):

@@ -22,7 +22,7 @@ pytest.importorskip("flask", reason="moto's S3 server needs flask: pip install -
 moto_server = pytest.importorskip("moto.server", reason="needs moto[s3] (the dev extra)")
 
 import handshake  # noqa: E402
-from helpers import ROOT, WAIT_DEADLINE_S, cli, wait_for  # noqa: E402
+from helpers import ROOT, WAIT_DEADLINE_S, cli, end_spark, wait_for  # noqa: E402
 from laya_cases.query.sql import connect
 
 SUPPORT = ROOT / "data" / "support.jsonl"
@@ -380,14 +380,15 @@ def test_spark_reads_the_committed_files(tmp_path):
     torn = subprocess.run([sys.executable, "-c", _TORN, "ingest", str(SUPPORT_ANSWERS), "-w", url, "--run-id", "torn"],
                           cwd=str(ROOT), capture_output=True, text=True)
     assert torn.returncode == -signal.SIGKILL and (tmp_path / "dw" / "cases" / "run_id=torn").is_dir()
-    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    # the documented block's getOrCreate finds this local[1] session
+    SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     namespace: Dict[str, object] = {}
     try:
         exec(compile(doc_block("spark", "file://%s" % (tmp_path / "dw")), "docs/readers.md (spark)", "exec"),  # noqa: S102
              namespace)
         got = {r["run_id"]: r["count"] for r in namespace["by_spark"].groupBy("run_id").count().collect()}
     finally:
-        spark.stop()
+        end_spark()
     assert got == {"s1": 48, "s2": 48}
 
 
