@@ -5,6 +5,7 @@ on `laya-cases serve`, checks the numbers shown against `report --json` / `diff 
 dir (printed). Without a browser the tests skip with the install line."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -20,13 +21,8 @@ from laya_cases.query.sql import connect
 
 CHROMIUM = os.environ.get("LAYA_CASES_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 INSTALL = "no headless browser: apt-get install chromium chromium-driver && pip install playwright"
-try:
-    import playwright.sync_api  # noqa: F401
-    import starlette  # noqa: F401
-    import uvicorn  # noqa: F401
-    HAVE = CHROMIUM is not None
-except ImportError:
-    HAVE = False
+#: Looked up, not imported (every xdist worker collects this file; one runs it).
+HAVE = CHROMIUM is not None and all(importlib.util.find_spec(m) for m in ("playwright", "starlette", "uvicorn"))
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not HAVE, reason=INSTALL)]   # slow: headless Chromium
 
 
