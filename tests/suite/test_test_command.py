@@ -39,7 +39,7 @@ def test_a_crashed_worker_ends_the_run_and_names_its_test(tmp_path: Path):
         (tmp_path / ("test_b%d.py" % i)).write_text("".join(PASS % j for j in range(3)))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")      # not this project's settings
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", *flags, "-p", "no:cacheprovider", "-p", "no:randomly"],
+        done = subprocess.run([sys.executable, "-m", "pytest", *flags, "-p", "no:cacheprovider"],
                               cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         pytest.fail("the README's test command hung after a worker crashed")
